@@ -1,0 +1,118 @@
+"""The `mcpgen` command line.
+
+Pipeline position: drives pipeline.generate_files and output.write_tree/diff_tree; turns bad input
+into exit code 2 and drift into exit code 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .build import build_version_ir
+from .errors import SpecError, SpecErrors
+from .output import diff_tree, write_tree
+from .pipeline import GenerationRequest, generate_files
+from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, read_manifest
+
+EXIT_OK, EXIT_DRIFT, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _fail(error: SpecError | SpecErrors) -> None:
+    problems = error.errors if isinstance(error, SpecErrors) else [error]
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    click.echo(f"{len(problems)} problem(s) in the input; nothing was written.", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _paths(context: click.Context) -> ProjectPaths:
+    paths: ProjectPaths = context.obj
+    return paths
+
+
+@click.group(
+    epilog="""\b
+Examples:
+  mcpgen generate                      regenerate generated/ for every vendored version
+  mcpgen generate --check              exit 1 and print a diff if generated/ is stale
+  mcpgen generate --version 2025-06-18 --out /tmp/bindings
+  mcpgen ir --version 2025-11-25 | jq '.methods[].method'
+  mcpgen versions
+\b
+Exit codes: 0 ok, 1 generated output is stale (--check), 2 bad input.""",
+)
+@click.version_option(__version__, prog_name="mcpgen")
+@click.option("--spec-dir", type=click.Path(file_okay=False, path_type=Path), help="Vendored spec (default: spec/ of this checkout).")
+@click.option("--templates-dir", type=click.Path(file_okay=False, path_type=Path), help="Built-in templates (default: templates/).")
+@click.pass_context
+def main(context: click.Context, spec_dir: Path | None, templates_dir: Path | None) -> None:
+    """Generate typed Python bindings for the Model Context Protocol from its JSON Schema."""
+    paths = ProjectPaths.discover()
+    context.obj = dataclasses.replace(paths, spec=spec_dir or paths.spec, templates=templates_dir or paths.templates)
+
+
+@main.command(
+    epilog="""\b
+Examples:
+  mcpgen generate
+  mcpgen generate --check
+  mcpgen generate --version 2025-06-18 --version draft --out build/bindings
+  mcpgen generate --templates my-templates/   (my-templates/models.py.j2 overrides the built-in one)""",
+)
+@click.option("--version", "versions", multiple=True, metavar="V", help="Only this version (repeatable). Default: all.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output directory (default: generated/).")
+@click.option("--check", is_flag=True, help="Write nothing; print a unified diff and exit 1 if the output is stale.")
+@click.option("--templates", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Search this template directory first.")
+@click.pass_context
+def generate(context: click.Context, versions: tuple[str, ...], out: Path | None, check: bool, templates: Path | None) -> None:
+    """Regenerate the bindings package (mcp_bindings) from the vendored schemas."""
+    paths = _paths(context)
+    target = out or paths.generated
+    try:
+        files = generate_files(GenerationRequest(paths, versions, templates))
+    except (SpecError, SpecErrors) as error:
+        _fail(error)
+    if check:
+        diff = diff_tree(target, files)
+        if diff:
+            sys.stdout.writelines(diff)
+            click.echo(f"\n{target} is stale. Regenerate with: mcpgen generate (or nox -s update_golden)", err=True)
+            sys.exit(EXIT_DRIFT)
+        click.echo(f"{target} is up to date ({len(files)} files).")
+        return
+    changed = write_tree(target, files)
+    click.echo(f"wrote {len(changed)} changed file(s) of {len(files)} to {target}")
+
+
+@main.command(epilog="Example:\n\n  mcpgen ir --version 2025-11-25 > ir.json")
+@click.option("--version", required=True, metavar="V", help="The schema version, e.g. 2025-06-18 or draft.")
+@click.pass_context
+def ir(context: click.Context, version: str) -> None:
+    """Print the intermediate representation of one version as JSON."""
+    try:
+        version_ir = build_version_ir(_paths(context).spec, version)
+    except (SpecError, SpecErrors) as error:
+        _fail(error)
+    click.echo(json.dumps(dataclasses.asdict(version_ir), indent=2))
+
+
+@main.command(epilog="Example:\n\n  mcpgen versions")
+@click.pass_context
+def versions(context: click.Context) -> None:
+    """List the vendored schema versions with their sha256 and upstream commit."""
+    spec_dir = _paths(context).spec
+    try:
+        manifest = read_manifest(spec_dir)
+        names = list_versions(spec_dir)
+    except SpecError as error:
+        _fail(error)
+    for version in names:
+        entry = manifest[f"{version}/schema.json"]
+        click.echo(f"{version:<12} {entry.sha256}  {entry.repository}@{entry.commit[:12]}")
+    click.echo(f"({len(names)} versions; manifest: {spec_dir / MANIFEST_NAME})")

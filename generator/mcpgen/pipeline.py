@@ -1,0 +1,48 @@
+"""The whole pipeline in order, as one call: load -> parse -> render -> format.
+
+Pipeline position: the single entry point the CLI, the tests and the benchmarks use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .build import build_version_ir
+from .errors import SpecError, SpecErrors
+from .formatting import format_files
+from .render import render_bindings
+from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, verify_all
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    paths: ProjectPaths
+    versions: tuple[str, ...] = ()  # empty: every vendored version
+    extra_templates: Path | None = None
+
+
+def generate_files(request: GenerationRequest) -> dict[str, str]:
+    """Every generated file as {path relative to the output dir: text}. Raises SpecErrors for bad
+    input, after collecting the errors of every version, before anything is written."""
+    spec_dir = request.paths.spec
+    all_versions = list_versions(spec_dir)
+    verify_all(spec_dir)
+    selected = list(request.versions) or all_versions
+    unknown = [version for version in selected if version not in all_versions]
+    if unknown:
+        raise SpecError("spec/manifest.json", "/files", f"unknown version(s) {', '.join(unknown)}; vendored: {', '.join(all_versions)}")
+    irs, errors = [], []
+    for version in selected:
+        try:
+            irs.append(build_version_ir(spec_dir, version))
+        except SpecErrors as many:
+            errors.extend(many.errors)
+        except SpecError as one:
+            errors.append(one)
+    if errors:
+        raise SpecErrors(errors)
+    template_dirs = [request.extra_templates] if request.extra_templates else []
+    template_dirs.append(request.paths.templates / "bindings")
+    rendered = render_bindings(irs, all_versions, template_dirs, spec_dir / MANIFEST_NAME)
+    return format_files(rendered)

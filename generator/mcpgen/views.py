@@ -1,0 +1,384 @@
+"""Stage 3a: the Python backend's view of a VersionIR, with every string a template prints precomputed.
+
+Pipeline position: IR -> **view** -> render (templates print these) -> format -> write.
+
+Templates print; they do not compute. So this module decides everything about Python syntax:
+type expressions, field declarations, base classes, class order, import aliases. Every collection
+is sorted here, so the output does not depend on dict or set order.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .ir import (
+    AnyType,
+    ArrayType,
+    Definition,
+    FieldDef,
+    LiteralType,
+    MapType,
+    Method,
+    PrimitiveType,
+    RefType,
+    TypeExpr,
+    UnionType,
+    VersionIR,
+)
+from .naming import snake_case
+
+BASE = "_base"  # how generated version modules import mcp_bindings.base; no definition starts with "_"
+TYPING_NAMES = ("TYPE_CHECKING", "Annotated", "Any", "ClassVar", "Literal", "Union")
+PYDANTIC_NAMES = ("Field",)
+TYPING_EXTENSIONS_NAMES = ("TypeAlias", "TypeAliasType")
+
+
+def python_string(text: str) -> str:
+    """A double-quoted Python literal (JSON string syntax is valid Python)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def docstring_body(text: str | None) -> str | None:
+    if not text:
+        return None
+    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip('"') or None
+
+
+def method_constant(method: str) -> str:
+    """tools/call -> TOOLS_CALL, notifications/tools/list_changed -> NOTIFICATIONS_TOOLS_LIST_CHANGED."""
+    return snake_case(method).upper()
+
+
+@dataclass(frozen=True)
+class FieldView:
+    declaration: str
+    docstring: str | None
+
+
+@dataclass(frozen=True)
+class ClassView:
+    name: str
+    bases: str
+    docstring: str | None
+    class_vars: tuple[str, ...]
+    fields: tuple[FieldView, ...]
+    extra_declaration: str | None
+
+
+@dataclass(frozen=True)
+class AliasView:
+    name: str
+    expression: str  # with every definition name quoted, so aliases can precede the classes
+    docstring: str | None
+
+
+@dataclass(frozen=True)
+class MethodView:
+    method: str
+    constant: str
+    kind: str
+    direction: str
+    delivery: str
+    message_type: str
+    params_type: str
+    result_type: str | None
+    result_rule: str | None
+    alternatives: tuple[tuple[str, str, str | None, str], ...]  # (type, key, value or None, reason)
+    summary: str
+    direction_text: str
+    result_annotation: str  # what parse_result returns for this method, in interfaces.py
+
+
+@dataclass(frozen=True)
+class ParseHelper:
+    function: str
+    target: str
+    slot: str
+
+
+DIRECTION_TEXT = {"client_to_server": "client → server", "server_to_client": "server → client", "both": "both"}
+PARSE_HELPER_SLOTS = ("ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification")
+
+
+@dataclass(frozen=True)
+class JsonRpcShapes:
+    request: str
+    notification: str
+    result: str
+    error: str
+
+
+class TypeRenderer:
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names  # imported helper name -> how this module spells it
+
+    def render(self, expr: TypeExpr, quote: bool) -> str:
+        n = self.names
+        if isinstance(expr, RefType):
+            return python_string(expr.target) if quote else expr.target
+        if isinstance(expr, PrimitiveType):
+            return self._primitive(expr)
+        if isinstance(expr, ArrayType):
+            inner = f"list[{self.render(expr.items, quote)}]"
+            if expr.max_items is None:
+                return inner
+            return f"{n['Annotated']}[{inner}, {n['Field']}(max_length={expr.max_items})]"
+        if isinstance(expr, MapType):
+            return f"dict[str, {self.render(expr.values, quote)}]"
+        if isinstance(expr, LiteralType):
+            values = ", ".join(python_string(v) if isinstance(v, str) else repr(v) for v in expr.values)
+            return f"{n['Literal']}[{values}]"
+        if isinstance(expr, UnionType):
+            arms = ", ".join(self.render(arm, quote) for arm in expr.arms)
+            union = f"{n['Union']}[{arms}]"
+            if expr.discriminator is None:
+                return union
+            return f"{n['Annotated']}[{union}, {n['Field']}(discriminator={python_string(expr.discriminator)})]"
+        if isinstance(expr, AnyType):
+            return n["Any"]
+        raise TypeError(expr)
+
+    def _primitive(self, expr: PrimitiveType) -> str:
+        python = {"string": "str", "integer": "int", "boolean": "bool", "null": "None"}
+        if expr.name == "number":
+            return f"{self.names['Union']}[{self._bounded('int', expr)}, {self._bounded('float', expr)}]"
+        return self._bounded(python[expr.name], expr)
+
+    def _bounded(self, python: str, expr: PrimitiveType) -> str:
+        bounds = [f"{key}={value!r}" for key, value in (("ge", expr.minimum), ("le", expr.maximum)) if value is not None]
+        if not bounds:
+            return python
+        return f"{self.names['Annotated']}[{python}, {self.names['Field']}({', '.join(bounds)})]"
+
+
+def is_nullable(expr: TypeExpr) -> bool:
+    if isinstance(expr, PrimitiveType):
+        return expr.name == "null"
+    if isinstance(expr, UnionType):
+        return any(is_nullable(arm) for arm in expr.arms)
+    return isinstance(expr, AnyType)
+
+
+def single_constant(field: FieldDef) -> str | int | bool | None:
+    if field.required and isinstance(field.type, LiteralType) and len(field.type.values) == 1:
+        return field.type.values[0]
+    return None
+
+
+class ModelsView:
+    """Everything models.py, methods.py, interfaces.py and INTERFACES.md print for one version."""
+
+    def __init__(self, ir: VersionIR) -> None:
+        self.ir = ir
+        self.definitions = {d.name: d for d in ir.definitions}
+        self.names = {name: (f"_{name}" if name in self.definitions else name) for name in self._imported_names()}
+        self.types = TypeRenderer(self.names)
+        self.slot_aliases = {info.slot for info in ir.union_slots if info.form in ("alias", "single")}
+
+    @staticmethod
+    def _imported_names() -> tuple[str, ...]:
+        return TYPING_NAMES + PYDANTIC_NAMES + TYPING_EXTENSIONS_NAMES
+
+    def imports(self) -> dict[str, tuple[str, ...]]:
+        """module -> sorted 'Name' or 'Name as _Name' entries."""
+
+        def entries(names: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(sorted(n if self.names[n] == n else f"{n} as {self.names[n]}" for n in names))
+
+        return {
+            "typing": entries(TYPING_NAMES),
+            "pydantic": entries(PYDANTIC_NAMES),
+            "typing_extensions": entries(TYPING_EXTENSIONS_NAMES),
+        }
+
+    # -- models.py -----------------------------------------------------------------------------
+
+    def _is_class(self, definition: Definition) -> bool:
+        if definition.kind == "object":
+            return True
+        return (
+            definition.kind == "alias"
+            and isinstance(definition.type, RefType)
+            and definition.name not in self.slot_aliases
+            and self._is_class(self.definitions[definition.type.target])
+        )
+
+    def aliases(self) -> tuple[AliasView, ...]:
+        return tuple(
+            AliasView(d.name, self.types.render(d.type, quote=True), docstring_body(d.description))  # type: ignore[arg-type]
+            for d in self.ir.definitions
+            if not self._is_class(d)
+        )
+
+    def classes(self) -> tuple[ClassView, ...]:
+        """Object classes by name, then subclass-aliases (EmptyResult(Result)) after their bases."""
+        objects = [self._object_class(d) for d in self.ir.definitions if d.kind == "object"]
+        pending = sorted(d.name for d in self.ir.definitions if d.kind == "alias" and self._is_class(d))
+        emitted = {view.name for view in objects}
+        while pending:
+            ready = [name for name in pending if self.definitions[name].type.target in emitted]  # type: ignore[union-attr]
+            for name in ready:
+                objects.append(self._alias_class(self.definitions[name]))
+                emitted.add(name)
+                pending.remove(name)
+        return tuple(objects)
+
+    def _alias_class(self, definition: Definition) -> ClassView:
+        target = definition.type.target  # type: ignore[union-attr]
+        docstring = docstring_body(definition.description or f"The same shape as {target}.")
+        return ClassView(definition.name, target, docstring, (), (), None)
+
+    def _object_class(self, definition: Definition) -> ClassView:
+        constants = [f.python_name for f in definition.fields if single_constant(f) is not None]
+        bases = [f"{BASE}.MCPModelWithConstants" if constants else f"{BASE}.MCPModel"]
+        class_vars: list[str] = []
+        method = self._method_for(definition.name)
+        if definition.role == "request":
+            result = method.result_type if method and method.result_type else "Any"
+            bases.append(f"{BASE}.Request[{self._params_argument(definition)}, {python_string(result)}]")
+        elif definition.role == "notification":
+            bases.append(f"{BASE}.Notification[{self._params_argument(definition)}]")
+        elif definition.role == "result":
+            bases.append(f"{BASE}.Result")
+        if method is not None:
+            class_vars.append(f"METHOD: {self.names['ClassVar']}[str] = {python_string(method.method)}")
+        if constants:
+            members = ", ".join(python_string(name) for name in sorted(constants))
+            class_vars.append(f"CONSTANT_FIELDS: {self.names['ClassVar']}[frozenset[str]] = frozenset({{{members}}})")
+        extra = None
+        if definition.extra_values is not None:
+            extra = f"__pydantic_extra__: dict[str, {self.types.render(definition.extra_values, quote=False)}] = {self.names['Field']}(init=False)"
+        return ClassView(
+            definition.name,
+            ", ".join(bases),
+            docstring_body(definition.description),
+            tuple(class_vars),
+            tuple(self._field(f) for f in definition.fields),
+            extra,
+        )
+
+    def _params_argument(self, definition: Definition) -> str:
+        params = next((f for f in definition.fields if f.wire_name == "params"), None)
+        if params is None:
+            return "None"
+        rendered = self.types.render(params.type, quote=True)
+        return rendered if params.required else f"{self.names['Union']}[{rendered}, None]"
+
+    def _method_for(self, definition_name: str) -> Method | None:
+        for method in self.ir.methods:
+            if method.message_type == definition_name:
+                return method
+        return None
+
+    def _field(self, field: FieldDef) -> FieldView:
+        annotation = self.types.render(field.type, quote=False)
+        constant = single_constant(field)
+        default: str | None = None
+        if constant is not None:
+            default = python_string(constant) if isinstance(constant, str) else repr(constant)
+        elif not field.required:
+            default = "None"
+            if not is_nullable(field.type):
+                # May be absent, but an explicit null is invalid: see base.Omittable.
+                annotation = f"{BASE}.Omittable[{annotation}]"
+        alias = field.wire_name if field.wire_name != field.python_name else None
+        declaration = f"{field.python_name}: {annotation}"
+        if alias is not None:
+            arguments = ([f"default={default}"] if default is not None else []) + [f"alias={python_string(alias)}"]
+            declaration += f" = {self.names['Field']}({', '.join(arguments)})"
+        elif default is not None:
+            declaration += f" = {default}"
+        return FieldView(declaration, docstring_body(field.description))
+
+    def result_assignments(self) -> tuple[tuple[str, str], ...]:
+        return tuple(
+            (m.message_type, m.result_type) for m in self.ir.methods if m.kind == "request" and m.result_type is not None
+        )
+
+    def exported_names(self) -> tuple[str, ...]:
+        return tuple(sorted(d.name for d in self.ir.definitions))
+
+    # -- methods.py, interfaces.py, INTERFACES.md ---------------------------------------------
+
+    def methods(self) -> tuple[MethodView, ...]:
+        return tuple(self._method_view(m) for m in self.ir.methods)
+
+    def _method_view(self, method: Method) -> MethodView:
+        summary = (method.description or "").split("\n", 1)[0].replace("|", "\\|")
+        return MethodView(
+            method.method,
+            method_constant(method.method),
+            method.kind,
+            method.direction,
+            method.delivery,
+            method.message_type,
+            method.params_type or "",
+            method.result_type,
+            method.result_rule,
+            tuple((a.type, a.key, a.value, a.reason) for a in method.alternatives),
+            summary,
+            DIRECTION_TEXT[method.direction] + (" (inside InputRequiredResult)" if method.delivery == "input_request" else ""),
+            self._result_annotation(method),
+        )
+
+    @staticmethod
+    def _result_annotation(method: Method) -> str:
+        results = [f"_m.{name}" for name in [method.result_type, *(a.type for a in method.alternatives)] if name]
+        return results[0] if len(results) == 1 else f"Union[{', '.join(results)}]"
+
+    def parse_helpers(self) -> tuple[ParseHelper, ...]:
+        helpers = []
+        for info in self.ir.union_slots:
+            if info.slot in PARSE_HELPER_SLOTS and info.form != "absent":
+                helpers.append(ParseHelper("parse_" + snake_case(info.slot), info.slot, info.slot))
+        return tuple(helpers)
+
+    def slot_notes(self) -> tuple[str, ...]:
+        notes = [info.note for info in self.ir.union_slots if info.note]
+        if self.method_sets()["INPUT_REQUESTS"]:
+            notes.append(
+                "Server-to-client requests are not JSON-RPC requests in this version: they travel inside an "
+                "InputRequiredResult (`inputRequests`), and the client answers in the retried request's "
+                "`inputResponses`. They are listed in INPUT_REQUESTS."
+            )
+        return tuple(notes)
+
+    def method_sets(self) -> dict[str, tuple[str, ...]]:
+        """Constant name -> sorted method constants, for the per-direction subsets."""
+        sets: dict[str, list[str]] = {
+            "CLIENT_REQUESTS": [],
+            "SERVER_REQUESTS": [],
+            "CLIENT_NOTIFICATIONS": [],
+            "SERVER_NOTIFICATIONS": [],
+            "INPUT_REQUESTS": [],
+        }
+        for m in self.ir.methods:
+            constant = method_constant(m.method)
+            if m.delivery == "input_request":
+                sets["INPUT_REQUESTS"].append(constant)
+                continue
+            prefix = "REQUESTS" if m.kind == "request" else "NOTIFICATIONS"
+            if m.direction in ("client_to_server", "both"):
+                sets[f"CLIENT_{prefix}"].append(constant)
+            if m.direction in ("server_to_client", "both"):
+                sets[f"SERVER_{prefix}"].append(constant)
+        return {name: tuple(sorted(members)) for name, members in sets.items()}
+
+    def jsonrpc_shapes(self) -> JsonRpcShapes:
+        """Which JSON-RPC definitions are request, notification, result response and error response."""
+        members = self.ir.slot("JSONRPCMessage").members
+        by_shape: dict[str, str] = {}
+        for name in members:
+            wire = {f.wire_name for f in self.definitions[name].fields}
+            shape = (
+                "request"
+                if {"method", "id"} <= wire
+                else "notification"
+                if "method" in wire
+                else "error"
+                if "error" in wire
+                else "result"
+            )
+            by_shape[shape] = name
+        return JsonRpcShapes(by_shape["request"], by_shape["notification"], by_shape["result"], by_shape["error"])
