@@ -116,8 +116,9 @@ class SchemaParser:
             return self._object_definition(name, self._merge_all_of(node, pointer), pointer, inline=False)
         if "anyOf" in node or "oneOf" in node:
             union = self._union(node, name, pointer)
-            kind = "union" if isinstance(union, UnionType) else "alias"
-            return Definition(name, kind, pointer, description, type=union)
+            if isinstance(union, UnionType):
+                return Definition(name, "union", pointer, description, type=union)
+            return Definition(name, "alias", pointer, description, type=union)
         if "enum" in node:
             return Definition(name, "enum", pointer, description, type=self._literal(node, pointer))
         if "const" in node:
@@ -314,21 +315,25 @@ class SchemaParser:
         return errors
 
     def _with_discriminators(self, definition: Definition) -> Definition:
-        def visit(expr: TypeExpr | None) -> TypeExpr | None:
-            if expr is None:
-                return None
+        def visit(expr: TypeExpr) -> TypeExpr:
             if isinstance(expr, UnionType):
                 arms = tuple(visit(arm) for arm in expr.arms)
-                return UnionType(arms, self._discriminator(arms))  # type: ignore[arg-type]
+                return UnionType(arms, self._discriminator(arms))
             if isinstance(expr, ArrayType):
-                return ArrayType(visit(expr.items), expr.max_items)  # type: ignore[arg-type]
+                return ArrayType(visit(expr.items), expr.max_items)
             if isinstance(expr, MapType):
-                return MapType(visit(expr.values))  # type: ignore[arg-type]
+                return MapType(visit(expr.values))
             return expr
+
+        def visit_optional(expr: TypeExpr | None) -> TypeExpr | None:
+            return None if expr is None else visit(expr)
 
         fields = tuple(dataclasses.replace(f, type=visit(f.type)) for f in definition.fields)
         return dataclasses.replace(
-            definition, fields=fields, type=visit(definition.type), extra_values=visit(definition.extra_values)
+            definition,
+            fields=fields,
+            type=visit_optional(definition.type),
+            extra_values=visit_optional(definition.extra_values),
         )
 
     def _discriminator(self, arms: tuple[TypeExpr, ...]) -> str | None:
@@ -344,13 +349,20 @@ class SchemaParser:
         for candidate in candidates:
             seen_values: set[str | int | bool] = set()
             for obj in objects:
-                match = [f for f in obj.fields if f.wire_name == candidate and f.required and isinstance(f.type, LiteralType)]
-                if not match or seen_values & set(match[0].type.values):  # type: ignore[union-attr]
+                values = _required_constants(obj, candidate)
+                if not values or seen_values & values:
                     break
-                seen_values |= set(match[0].type.values)  # type: ignore[union-attr]
+                seen_values |= values
             else:
                 return candidate
         return None
+
+
+def _required_constants(definition: Definition, wire_name: str) -> set[str | int | bool]:
+    for field in definition.fields:
+        if field.wire_name == wire_name and field.required and isinstance(field.type, LiteralType):
+            return set(field.type.values)
+    return set()
 
 
 def _direct_refs(expr: TypeExpr | None) -> list[str]:

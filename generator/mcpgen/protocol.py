@@ -252,7 +252,7 @@ class ProtocolAnalyzer:
             for alternative in method.alternatives:
                 roles[alternative.type] = "result"
         for slot in ("ClientResult", "ServerResult"):
-            for member in by_slot[slot].members:  # type: ignore[index]
+            for member in by_slot[slot].members:
                 roles.setdefault(member, "result")
         for name in ("Result", "EmptyResult"):
             if name in self.definitions:

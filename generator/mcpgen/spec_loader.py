@@ -98,7 +98,7 @@ def read_manifest(spec_dir: Path) -> dict[str, ManifestEntry]:
             sha256=entry["sha256"],
             repository=entry["repository"],
             commit=entry["commit"],
-            upstream_path=entry.get("upstream_path", name),
+            upstream_path=str(entry.get("upstream_path", name)),
         )
     return entries
 

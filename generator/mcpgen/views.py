@@ -365,20 +365,22 @@ class ModelsView:
                 sets[f"SERVER_{prefix}"].append(constant)
         return {name: tuple(sorted(members)) for name, members in sets.items()}
 
-    def jsonrpc_shapes(self) -> JsonRpcShapes:
-        """Which JSON-RPC definitions are request, notification, result response and error response."""
-        members = self.ir.slot("JSONRPCMessage").members
+    def jsonrpc_shapes(self) -> JsonRpcShapes | None:
+        """Which JSON-RPC definitions are request, notification, result response and error
+        response; None when the schema does not define all four (then no parse_message)."""
+        if self.ir.slot("JSONRPCMessage").form != "union":
+            return None
         by_shape: dict[str, str] = {}
-        for name in members:
+        for name in self.ir.slot("JSONRPCMessage").members:
             wire = {f.wire_name for f in self.definitions[name].fields}
-            shape = (
-                "request"
-                if {"method", "id"} <= wire
-                else "notification"
-                if "method" in wire
-                else "error"
-                if "error" in wire
-                else "result"
-            )
-            by_shape[shape] = name
+            if {"method", "id"} <= wire:
+                by_shape["request"] = name
+            elif "method" in wire:
+                by_shape["notification"] = name
+            elif "error" in wire:
+                by_shape["error"] = name
+            else:
+                by_shape["result"] = name
+        if set(by_shape) != {"request", "notification", "result", "error"}:
+            return None
         return JsonRpcShapes(by_shape["request"], by_shape["notification"], by_shape["result"], by_shape["error"])

@@ -185,15 +185,15 @@ def parse_message(data: JSONInput) -> _m.JSONRPCMessage:
     request, `method` alone a notification, `error` an error response, anything else a result."""
     payload = _decode(data)
     if not isinstance(payload, Mapping):
-        return _validate(_parse_message_adapter(), payload)  # type: ignore[no-any-return]
-    message_type: type[_base.MCPModel]
+        message: _m.JSONRPCMessage = _validate(_parse_message_adapter(), payload)
+        return message
     if "method" in payload:
-        message_type = _m.JSONRPCRequest if "id" in payload else _m.JSONRPCNotification
-    elif "error" in payload:
-        message_type = _m.JSONRPCErrorResponse
-    else:
-        message_type = _m.JSONRPCResultResponse
-    return message_type.model_validate(payload)  # type: ignore[return-value]
+        if "id" in payload:
+            return _m.JSONRPCRequest.model_validate(payload)
+        return _m.JSONRPCNotification.model_validate(payload)
+    if "error" in payload:
+        return _m.JSONRPCErrorResponse.model_validate(payload)
+    return _m.JSONRPCResultResponse.model_validate(payload)
 
 
 @cache
