@@ -48,8 +48,16 @@ Examples:
 Exit codes: 0 ok, 1 generated output is stale (--check), 2 bad input.""",
 )
 @click.version_option(__version__, prog_name="mcpgen")
-@click.option("--spec-dir", type=click.Path(file_okay=False, path_type=Path), help="Vendored spec (default: spec/ of this checkout).")
-@click.option("--templates-dir", type=click.Path(file_okay=False, path_type=Path), help="Built-in templates (default: templates/).")
+@click.option(
+    "--spec-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Vendored spec (default: spec/ of this checkout).",
+)
+@click.option(
+    "--templates-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Built-in templates (default: templates/).",
+)
 @click.pass_context
 def main(context: click.Context, spec_dir: Path | None, templates_dir: Path | None) -> None:
     """Generate typed Python bindings for the Model Context Protocol from its JSON Schema."""
@@ -68,9 +76,15 @@ Examples:
 @click.option("--version", "versions", multiple=True, metavar="V", help="Only this version (repeatable). Default: all.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output directory (default: generated/).")
 @click.option("--check", is_flag=True, help="Write nothing; print a unified diff and exit 1 if the output is stale.")
-@click.option("--templates", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Search this template directory first.")
+@click.option(
+    "--templates",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Search this template directory first.",
+)
 @click.pass_context
-def generate(context: click.Context, versions: tuple[str, ...], out: Path | None, check: bool, templates: Path | None) -> None:
+def generate(
+    context: click.Context, versions: tuple[str, ...], out: Path | None, check: bool, templates: Path | None
+) -> None:
     """Regenerate the bindings package (mcp_bindings) from the vendored schemas."""
     paths = _paths(context)
     target = out or paths.generated
@@ -116,3 +130,7 @@ def versions(context: click.Context) -> None:
         entry = manifest[f"{version}/schema.json"]
         click.echo(f"{version:<12} {entry.sha256}  {entry.repository}@{entry.commit[:12]}")
     click.echo(f"({len(names)} versions; manifest: {spec_dir / MANIFEST_NAME})")
+
+
+if __name__ == "__main__":  # python -m mcpgen.cli, as the nox sessions run it
+    main()

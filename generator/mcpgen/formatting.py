@@ -21,7 +21,6 @@ import black
 from black.mode import TargetVersion
 from black.parsing import InvalidInput
 
-
 BLACK_VERSION = version("black")  # black does not re-export __version__ for type checkers
 LINE_LENGTH = 120
 _MODE = black.Mode(line_length=LINE_LENGTH, target_versions={TargetVersion.PY311})

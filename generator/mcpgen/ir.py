@@ -11,7 +11,7 @@ Names are resolved before they get here: `class_name` is a valid Python class na
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal, TypeAlias
 
 PrimitiveName = Literal["string", "integer", "number", "boolean", "null"]
 
@@ -74,7 +74,7 @@ class AnyType:
     kind: Literal["any"] = "any"
 
 
-TypeExpr = Union[PrimitiveType, RefType, ArrayType, MapType, UnionType, LiteralType, AnyType]
+TypeExpr: TypeAlias = PrimitiveType | RefType | ArrayType | MapType | UnionType | LiteralType | AnyType
 
 
 @dataclass(frozen=True)

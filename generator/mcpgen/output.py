@@ -59,7 +59,11 @@ def diff_tree(root: Path, files: dict[str, str]) -> list[str]:
 
 def write_tree(root: Path, files: dict[str, str]) -> list[str]:
     """Replace the generated part of `root` with `files`, atomically. Returns changed paths."""
-    changed = [relative for relative, text in files.items() if not (root / relative).is_file() or (root / relative).read_text(encoding="utf-8") != text]
+    changed = [
+        relative
+        for relative, text in files.items()
+        if not (root / relative).is_file() or (root / relative).read_text(encoding="utf-8") != text
+    ]
     stale = set(_existing_files(root, owned_prefixes(files))) - set(files)
     if not changed and not stale:
         return []

@@ -144,13 +144,19 @@ class SchemaParser:
             python_name = python_field_name(wire_name, used_python_names)
             used_python_names.add(python_name)
             field_type = self._type(subschema, name + pascal_case(wire_name), field_pointer)
-            fields.append(FieldDef(wire_name, python_name, field_type, wire_name in required, self._describe(subschema)))
+            fields.append(
+                FieldDef(wire_name, python_name, field_type, wire_name in required, self._describe(subschema))
+            )
         extra = node.get("additionalProperties", True)
         extra_values = None
         if extra is False:
             raise self._error(pointer + "/additionalProperties", "'additionalProperties: false' is not supported")
         if extra is not True and extra != {}:
-            extra_values = self._type(self._schema_object(extra, pointer + "/additionalProperties"), name + "Value", pointer + "/additionalProperties")
+            extra_values = self._type(
+                self._schema_object(extra, pointer + "/additionalProperties"),
+                name + "Value",
+                pointer + "/additionalProperties",
+            )
         return Definition(name, "object", pointer, self._describe(node), tuple(fields), extra_values, inline=inline)
 
     def _merge_all_of(self, node: dict[str, Any], pointer: str) -> dict[str, Any]:
@@ -304,7 +310,9 @@ class SchemaParser:
             while stack:
                 target = stack.pop()
                 if target == start:
-                    errors.append(self._error(definition.pointer, f"cyclic alias: {start} refers to itself through aliases only"))
+                    errors.append(
+                        self._error(definition.pointer, f"cyclic alias: {start} refers to itself through aliases only")
+                    )
                     break
                 if target in seen:
                     continue
@@ -345,7 +353,9 @@ class SchemaParser:
                 return None
             objects.append(self.definitions[arm.target])
         preference = {name: rank for rank, name in enumerate(PREFERRED_DISCRIMINATORS)}
-        candidates = sorted({f.wire_name for f in objects[0].fields}, key=lambda n: (preference.get(n, len(preference)), n))
+        candidates = sorted(
+            {f.wire_name for f in objects[0].fields}, key=lambda n: (preference.get(n, len(preference)), n)
+        )
         for candidate in candidates:
             seen_values: set[str | int | bool] = set()
             for obj in objects:

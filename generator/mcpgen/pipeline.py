@@ -31,7 +31,11 @@ def generate_files(request: GenerationRequest) -> dict[str, str]:
     selected = list(request.versions) or all_versions
     unknown = [version for version in selected if version not in all_versions]
     if unknown:
-        raise SpecError("spec/manifest.json", "/files", f"unknown version(s) {', '.join(unknown)}; vendored: {', '.join(all_versions)}")
+        raise SpecError(
+            "spec/manifest.json",
+            "/files",
+            f"unknown version(s) {', '.join(unknown)}; vendored: {', '.join(all_versions)}",
+        )
     irs, errors = [], []
     for version in selected:
         try:

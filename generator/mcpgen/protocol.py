@@ -263,7 +263,7 @@ class ProtocolAnalyzer:
                 self.definitions[name] = dataclasses.replace(definition, role=role)
 
     def _error_codes(self) -> tuple[ErrorCode, ...]:
-        codes = {code.code: code for code in JSON_RPC_ERROR_CODES + (RESOURCE_NOT_FOUND,)}
+        codes = {code.code: code for code in (*JSON_RPC_ERROR_CODES, RESOURCE_NOT_FOUND)}
         for name, definition in sorted(self.definitions.items()):
             code = _constant_code(definition) or _constant_code(self._error_object(definition))
             if code is None or code in codes:

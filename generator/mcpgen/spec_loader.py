@@ -44,7 +44,7 @@ class ProjectPaths:
     generated: Path
 
     @classmethod
-    def discover(cls) -> "ProjectPaths":
+    def discover(cls) -> ProjectPaths:
         """The checkout this package was installed from (editable), else the bundled copies."""
         package = Path(__file__).resolve().parent
         for root in (package.parent.parent, Path.cwd()):
@@ -91,7 +91,9 @@ def read_manifest(spec_dir: Path) -> dict[str, ManifestEntry]:
     entries = {}
     for name, entry in files.items():
         pointer = join_pointer("/files", name)
-        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("sha256", "repository", "commit")):
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(k), str) for k in ("sha256", "repository", "commit")
+        ):
             raise SpecError(label, pointer, "each file needs string 'sha256', 'repository' and 'commit'")
         entries[name] = ManifestEntry(
             path=name,

@@ -146,7 +146,9 @@ class TypeRenderer:
         return self._bounded(python[expr.name], expr)
 
     def _bounded(self, python: str, expr: PrimitiveType) -> str:
-        bounds = [f"{key}={value!r}" for key, value in (("ge", expr.minimum), ("le", expr.maximum)) if value is not None]
+        bounds = [
+            f"{key}={value!r}" for key, value in (("ge", expr.minimum), ("le", expr.maximum)) if value is not None
+        ]
         if not bounds:
             return python
         return f"{self.names['Annotated']}[{python}, {self.names['Field']}({', '.join(bounds)})]"
@@ -293,7 +295,9 @@ class ModelsView:
 
     def result_assignments(self) -> tuple[tuple[str, str], ...]:
         return tuple(
-            (m.message_type, m.result_type) for m in self.ir.methods if m.kind == "request" and m.result_type is not None
+            (m.message_type, m.result_type)
+            for m in self.ir.methods
+            if m.kind == "request" and m.result_type is not None
         )
 
     def exported_names(self) -> tuple[str, ...]:
@@ -318,7 +322,8 @@ class ModelsView:
             method.result_rule,
             tuple((a.type, a.key, a.value, a.reason) for a in method.alternatives),
             summary,
-            DIRECTION_TEXT[method.direction] + (" (inside InputRequiredResult)" if method.delivery == "input_request" else ""),
+            DIRECTION_TEXT[method.direction]
+            + (" (inside InputRequiredResult)" if method.delivery == "input_request" else ""),
             self._result_annotation(method),
         )
 

@@ -1,0 +1,54 @@
+"""Sessions people run. They use the interpreter nox runs under (install once, then `.venv/bin/nox -s NAME`),
+so no session re-installs the world; the README's first command sets that environment up."""
+
+from __future__ import annotations
+
+import sys
+
+import nox
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["tests"]
+
+PYTHON = sys.executable
+CODE = ["generator", "tests", "bench", "noxfile.py"]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The whole test suite: goldens, examples, parity, CLI, bad input, typing, lint."""
+    session.run(PYTHON, "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff and black --check on hand-written code; black --check on generated/ (it must be black-stable)."""
+    session.run(PYTHON, "-m", "ruff", "check", *CODE)
+    session.run(PYTHON, "-m", "black", "--check", "--quiet", *CODE)
+    session.run(PYTHON, "-m", "black", "--check", "--quiet", "--line-length", "120", "generated")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the toolchain and on the generated bindings."""
+    session.run(PYTHON, "-m", "mypy", "--strict", "generator/mcpgen", "generated/mcp_bindings")
+
+
+@nox.session
+def golden(session: nox.Session) -> None:
+    """generated/ equals a fresh generation, and every tests/golden/<case> matches."""
+    session.run(PYTHON, "-m", "mcpgen.cli", "generate", "--check", external=True)
+    session.run(PYTHON, "-m", "pytest", "tests/test_golden.py", "tests/test_generated_in_sync.py", *session.posargs)
+
+
+@nox.session
+def update_golden(session: nox.Session) -> None:
+    """Regenerate generated/ and every tests/golden/<case>/expected/ tree."""
+    session.run(PYTHON, "-m", "mcpgen.cli", "generate")
+    session.run(PYTHON, "tests/golden_support.py", "--update")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks against mcp-types and datamodel-code-generator; prints the ratios."""
+    session.run(PYTHON, "bench/run_all.py", *session.posargs)

@@ -1,0 +1,170 @@
+"""Behaviour of the generated models: names, aliases, exact round trips, markers, parse helpers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from pydantic import ValidationError
+
+import mcp_bindings
+from mcp_bindings import base, latest
+from mcp_bindings import v2025_06_18 as v6
+from mcp_bindings import v2025_11_25 as v11
+from mcp_bindings import v2026_07_28 as v26
+
+
+def test_snake_case_attributes_with_wire_aliases_and_either_name_populates() -> None:
+    by_wire = v6.CallToolResult.model_validate({"content": [], "isError": True, "_meta": {"k": 1}})
+    by_name = v6.CallToolResult(content=[], is_error=True, meta={"k": 1})
+    assert by_wire.is_error is True and by_wire.meta == {"k": 1}
+    assert by_wire.model_dump() == by_name.model_dump() == {"content": [], "isError": True, "_meta": {"k": 1}}
+
+
+def test_reserved_meta_keys_and_schema_key_get_clean_python_names() -> None:
+    meta = v26.RequestMetaObject.model_validate(
+        {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    )
+    assert meta.protocol_version == "2026-07-28"
+    assert meta.client_info is not None and meta.client_info.name == "c"
+    schema = v26.ToolInputSchema.model_validate(
+        {"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema"}
+    )
+    assert schema.schema_ == "https://json-schema.org/draft/2020-12/schema"
+    assert schema.model_dump()["$schema"] == schema.schema_
+
+
+def test_round_trip_is_exact_no_defaults_no_nulls_no_url_normalisation() -> None:
+    original = {
+        "uri": "HTTP://Example.COM/a/../b",
+        "name": "r",
+        "annotations": {"priority": 0.5, "audience": ["user"]},
+        "x-extension": {"nested": [1, 2.5, None]},
+    }
+    resource = v6.Resource.model_validate_json(json.dumps(original))
+    assert json.loads(resource.model_dump_json()) == original
+    assert resource.uri == "HTTP://Example.COM/a/../b"
+
+
+def test_base64_is_kept_as_text() -> None:
+    image = v6.ImageContent.model_validate({"type": "image", "data": "aGk=", "mimeType": "image/png"})
+    assert image.data == "aGk="
+
+
+def test_strict_types_and_explicit_null_for_optional_non_nullable_properties() -> None:
+    with pytest.raises(ValidationError):
+        v6.CallToolResult.model_validate({"content": [], "isError": 1})
+    with pytest.raises(ValidationError):
+        v6.CallToolResult.model_validate({"content": [], "isError": None})
+    with pytest.raises(ValidationError):
+        v6.ProgressNotificationParams.model_validate({"progressToken": "t", "progress": "1"})
+    # ["integer", "null"] keeps null, and a round trip keeps it.
+    task = v11.Task.model_validate(
+        {"taskId": "t", "status": "working", "createdAt": "x", "lastUpdatedAt": "x", "ttl": None}
+    )
+    assert task.model_dump()["ttl"] is None
+
+
+def test_constant_properties_default_and_are_dumped() -> None:
+    text = v6.TextContent(text="hi")
+    assert text.model_dump() == {"type": "text", "text": "hi"}
+    request = v6.CallToolRequest(params=v6.CallToolRequestParams(name="weather"))
+    assert request.model_dump() == {"method": "tools/call", "params": {"name": "weather"}}
+
+
+def test_marker_bases_and_result_typing() -> None:
+    request = v6.CallToolRequest(params=v6.CallToolRequestParams(name="x"))
+    assert isinstance(request, base.Request)
+    assert base.result_type_for(request) is v6.CallToolResult
+    assert issubclass(v6.CallToolResult, base.Result)
+    assert issubclass(v6.EmptyResult, base.Result)
+    assert issubclass(v6.ProgressNotification, base.Notification)
+    assert v6.PingRequest.RESULT is v6.EmptyResult
+
+
+def test_parse_helpers_discriminate_on_method_in_one_pass() -> None:
+    frame = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x", "arguments": {"a": 1}}}
+    request = v6.parse_client_request(json.dumps(frame))
+    assert type(request) is v6.CallToolRequest
+    assert request.model_dump() == frame  # jsonrpc and id survive as unknown fields
+    with pytest.raises(ValidationError) as raised:
+        v6.parse_client_request({"method": "sampling/createMessage", "params": {}})
+    assert "does not match any of the expected tags" in str(raised.value)
+    notification = v6.parse_server_notification({"method": "notifications/tools/list_changed"})
+    assert type(notification) is v6.ToolListChangedNotification
+
+
+def test_parse_result_uses_the_method_never_union_order() -> None:
+    # An empty object is a valid Result, ListRootsResult needs `roots`: the method decides.
+    assert type(v6.parse_result("ping", "{}")) is v6.EmptyResult
+    with pytest.raises(ValidationError):
+        v6.parse_result("roots/list", "{}")
+    with pytest.raises(base.UnknownMethodError):
+        v6.parse_result("server/discover", "{}")
+    call = {"content": [{"type": "text", "text": "ok"}], "resultType": "complete"}
+    assert type(v26.parse_result("tools/call", call)) is v26.CallToolResult
+    needs_input = {"resultType": "input_required", "requestState": "abc"}
+    assert type(v26.parse_result("tools/call", json.dumps(needs_input))) is v26.InputRequiredResult
+    task = {"task": {"taskId": "t", "status": "working", "createdAt": "x", "lastUpdatedAt": "x", "ttl": None}}
+    assert type(v11.parse_result("tools/call", task)) is v11.CreateTaskResult
+
+
+def test_parse_message_by_shape() -> None:
+    assert type(v6.parse_message('{"jsonrpc":"2.0","id":1,"method":"ping"}')) is v6.JSONRPCRequest
+    assert type(v6.parse_message({"jsonrpc": "2.0", "method": "notifications/initialized"})) is v6.JSONRPCNotification
+    assert type(v6.parse_message({"jsonrpc": "2.0", "id": 1, "result": {}})) is v6.JSONRPCResponse
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "nope"}}
+    assert type(v6.parse_message(error)) is v6.JSONRPCError
+    assert (
+        type(v26.parse_message({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}))
+        is v26.JSONRPCResultResponse
+    )
+
+
+def test_method_constants_subsets_and_error_codes() -> None:
+    assert v6.Method.TOOLS_CALL == "tools/call"
+    assert v6.Method.TOOLS_CALL in v6.CLIENT_REQUESTS and v6.Method.TOOLS_CALL not in v6.SERVER_REQUESTS
+    assert v6.Method.PING in v6.CLIENT_REQUESTS and v6.Method.PING in v6.SERVER_REQUESTS
+    assert v6.Method.ELICITATION_CREATE in v6.SERVER_REQUESTS
+    assert v6.ErrorCode.METHOD_NOT_FOUND == -32601
+    assert v26.ErrorCode.UNSUPPORTED_PROTOCOL_VERSION == -32022
+    assert v11.ErrorCode.URL_ELICITATION_REQUIRED == -32042
+    assert v26.Method.SAMPLING_CREATE_MESSAGE in v26.INPUT_REQUESTS and not v26.SERVER_REQUESTS
+
+
+def test_recursive_json_value_accepts_floats_and_null_after_the_patch() -> None:
+    result = v26.CallToolResult.model_validate(
+        {"content": [], "resultType": "complete", "structuredContent": {"t": 21.5, "x": None, "l": [1, "a", True]}}
+    )
+    assert result.model_dump()["structuredContent"] == {"t": 21.5, "x": None, "l": [1, "a", True]}
+
+
+def test_docstrings_come_from_the_schema_with_tsdoc_links_cleaned() -> None:
+    assert v6.CallToolRequest.__doc__ == "Used by the client to invoke a tool provided by the server."
+    doc = v26.CallToolResultResponse.__doc__ or ""
+    assert "{@link" not in doc and "`tools/call`" in doc
+
+
+def test_package_index_and_latest() -> None:
+    assert mcp_bindings.VERSIONS == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "draft")
+    assert mcp_bindings.LATEST_VERSION == "2026-07-28"
+    assert latest.PROTOCOL_VERSION == "2026-07-28"
+    assert latest.CallToolRequest is v26.CallToolRequest
+    assert mcp_bindings.load("2025-06-18") is v6
+
+
+def test_importing_models_needs_only_pydantic() -> None:
+    code = (
+        "import sys\n"
+        "import mcp_bindings.v2025_11_25, mcp_bindings.latest\n"
+        "bad = sorted(m for m in ('jinja2', 'black', 'click', 'mcpgen') if m in sys.modules)\n"
+        "print(bad)\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert completed.stdout.strip() == "[]"
