@@ -16,8 +16,10 @@ import click
 from . import __version__
 from .build import build_version_ir
 from .errors import SpecError, SpecErrors
+from .formatting import FormatError
 from .output import diff_tree, write_tree
 from .pipeline import GenerationRequest, generate_files
+from .render import TemplateRenderError
 from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, read_manifest
 
 EXIT_OK, EXIT_DRIFT, EXIT_BAD_INPUT = 0, 1, 2
@@ -92,6 +94,11 @@ def generate(
         files = generate_files(GenerationRequest(paths, versions, templates))
     except (SpecError, SpecErrors) as error:
         _fail(error)
+    except (TemplateRenderError, FormatError) as error:
+        # A broken template (usually a user's --templates) is bad input too, not drift.
+        click.echo(f"error: template: {error}", err=True)
+        click.echo("1 problem in the templates; nothing was written.", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     if check:
         diff = diff_tree(target, files)
         if diff:

@@ -15,6 +15,7 @@ silently generate a looser type than the schema.
 from __future__ import annotations
 
 import dataclasses
+import keyword
 from typing import Any
 
 from .errors import SpecError, SpecErrors, join_pointer
@@ -30,7 +31,7 @@ from .ir import (
     TypeExpr,
     UnionType,
 )
-from .naming import clean_description, pascal_case, python_field_name, unique_name
+from .naming import clean_description, pascal_case, python_field_name, snake_case, unique_name
 
 PRIMITIVES = ("string", "integer", "number", "boolean", "null")
 # Keywords that only annotate: they never change what validates.
@@ -98,7 +99,7 @@ class SchemaParser:
         return SpecError(self.label, pointer, message)
 
     def _check_definition_name(self, name: str, pointer: str) -> None:
-        if not name.isidentifier() or name.startswith("_"):
+        if not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
             raise self._error(pointer, f"definition name {name!r} is not usable as a Python class name")
 
     def _describe(self, node: dict[str, Any]) -> str | None:
@@ -113,7 +114,9 @@ class SchemaParser:
         if "$ref" in node:
             return Definition(name, "alias", pointer, description, type=self._ref(node, pointer))
         if "allOf" in node:
-            return self._object_definition(name, self._merge_all_of(node, pointer), pointer, inline=False)
+            return self._object_definition(
+                name, self._merge_all_of(node, pointer, frozenset({name})), pointer, inline=False
+            )
         if "anyOf" in node or "oneOf" in node:
             union = self._union(node, name, pointer)
             if isinstance(union, UnionType):
@@ -137,12 +140,11 @@ class SchemaParser:
         for missing in sorted(set(required) - set(properties)):
             raise self._error(pointer + "/required", f"required property {missing!r} is not declared in 'properties'")
         fields = []
-        used_python_names: set[str] = set()
+        python_names = _python_names(list(properties))
         for wire_name, subschema in properties.items():
             field_pointer = join_pointer(pointer, "properties", wire_name)
             subschema = self._schema_object(subschema, field_pointer)
-            python_name = python_field_name(wire_name, used_python_names)
-            used_python_names.add(python_name)
+            python_name = python_names[wire_name]
             field_type = self._type(subschema, name + pascal_case(wire_name), field_pointer)
             fields.append(
                 FieldDef(wire_name, python_name, field_type, wire_name in required, self._describe(subschema))
@@ -159,25 +161,28 @@ class SchemaParser:
             )
         return Definition(name, "object", pointer, self._describe(node), tuple(fields), extra_values, inline=inline)
 
-    def _merge_all_of(self, node: dict[str, Any], pointer: str) -> dict[str, Any]:
-        """Flatten allOf into one object schema; later parts override earlier properties."""
+    def _merge_all_of(self, node: dict[str, Any], pointer: str, via: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """Flatten allOf into one object schema; later parts override earlier properties.
+        `via` holds the definitions already being merged, so a cycle is an error, not a recursion."""
         parts = node["allOf"]
         if not isinstance(parts, list) or not parts:
             raise self._error(pointer + "/allOf", "'allOf' must be a non-empty array")
         merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
         for index, part in enumerate(parts):
             part_pointer = f"{pointer}/allOf/{index}"
-            part = self._follow_refs(self._schema_object(part, part_pointer), part_pointer)
+            part_node = self._schema_object(part, part_pointer)
+            target = self._ref(part_node, part_pointer).target if "$ref" in part_node else None
+            if target is not None and target in via:
+                raise self._error(part_pointer, f"allOf cycle: {target} includes itself")
+            part = self._follow_refs(part_node, part_pointer)
             if "allOf" in part:
-                part = self._merge_all_of(part, part_pointer)
+                part = self._merge_all_of(part, part_pointer, via | ({target} if target else set()))
             if part.get("type", "object") != "object":
                 raise self._error(part_pointer, "every 'allOf' part must be an object schema")
             merged["properties"].update(part.get("properties", {}))
             merged["required"] += [key for key in part.get("required", []) if key not in merged["required"]]
             if "additionalProperties" in part:
                 merged["additionalProperties"] = part["additionalProperties"]
-            if "description" in part and "description" not in merged:
-                merged["description"] = part["description"]
         if "description" in node:
             merged["description"] = node["description"]
         return merged
@@ -256,7 +261,7 @@ class SchemaParser:
         if isinstance(declared, list):
             if not declared or not all(isinstance(item, str) and item in PRIMITIVES for item in declared):
                 raise self._error(pointer + "/type", f"type arrays may only list primitive types, not {declared!r}")
-            arms = tuple(self._primitive(name, node) for name in declared)
+            arms = tuple(self._primitive(name, node, pointer) for name in declared)
             return arms[0] if len(arms) == 1 else UnionType(arms)
         if declared == "object" or (declared is None and "properties" in node):
             if node.get("properties"):
@@ -275,15 +280,25 @@ class SchemaParser:
             items_pointer = pointer + "/items"
             item_type = self._type(self._schema_object(items, items_pointer), context + "Item", items_pointer)
             max_items = node.get("maxItems")
-            return ArrayType(item_type, max_items if isinstance(max_items, int) else None)
+            if max_items is not None and (
+                not isinstance(max_items, int) or isinstance(max_items, bool) or max_items < 0
+            ):
+                raise self._error(
+                    pointer + "/maxItems", f"'maxItems' must be a non-negative integer, not {max_items!r}"
+                )
+            return ArrayType(item_type, max_items)
         if declared in PRIMITIVES:
-            return self._primitive(declared, node)
+            return self._primitive(declared, node, pointer)
         if declared is None:
             return AnyType()
         raise self._error(pointer + "/type", f"unknown type {declared!r}")
 
-    def _primitive(self, name: str, node: dict[str, Any]) -> PrimitiveType:
+    def _primitive(self, name: str, node: dict[str, Any], pointer: str) -> PrimitiveType:
         numeric = name in ("integer", "number")
+        for bound in ("minimum", "maximum"):
+            value = node.get(bound)
+            if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+                raise self._error(f"{pointer}/{bound}", f"'{bound}' must be a number, not {value!r}")
         fmt = node.get("format") if name == "string" else None
         return PrimitiveType(
             name,  # type: ignore[arg-type]  # checked against PRIMITIVES by the caller
@@ -366,6 +381,17 @@ class SchemaParser:
             else:
                 return candidate
         return None
+
+
+def _python_names(wire_names: list[str]) -> dict[str, str]:
+    """Python names that do not depend on property order: wire names that are already snake_case
+    identifiers choose first, then the rest in sorted order ($schema after schema gets schema_)."""
+    taken: set[str] = set()
+    names = {}
+    for wire_name in sorted(wire_names, key=lambda wire: (snake_case(wire) != wire, wire)):
+        names[wire_name] = python_field_name(wire_name, taken)
+        taken.add(names[wire_name])
+    return names
 
 
 def _required_constants(definition: Definition, wire_name: str) -> set[str | int | bool]:

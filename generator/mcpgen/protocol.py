@@ -104,19 +104,28 @@ class ProtocolAnalyzer:
             for member, seen in sorted(directions.items()):
                 method = self._method(member, kind, "both" if len(seen) > 1 else next(iter(seen)), "jsonrpc")
                 if method is not None:
-                    methods[method.method] = method
+                    self._add_method(methods, method)
         # 2026-07-28: server->client requests travel inside InputRequiredResult, not as JSON-RPC.
         input_requests = self.definitions.get("InputRequest")
         if input_requests is not None and by_slot["ServerRequest"].form == "absent":
             for member in _ref_members(input_requests):
                 method = self._method(member, "request", "server_to_client", "input_request")
-                if method is not None and method.method not in methods:
-                    methods[method.method] = method
+                if method is not None:
+                    self._add_method(methods, method)
         if self.errors:
             raise SpecErrors(self.errors)
         ordered = tuple(methods[name] for name in sorted(methods))
         self._assign_roles(ordered, by_slot)
         return Protocol(self.definitions, ordered, slots, self._error_codes())
+
+    def _add_method(self, methods: dict[str, Method], method: Method) -> None:
+        other = methods.get(method.method)
+        if other is not None:
+            pointer = self.definitions[method.message_type].pointer
+            message = f"method {method.method!r} is defined twice: by {other.message_type} and {method.message_type}"
+            self.errors.append(SpecError(self.label, pointer, message))
+            return
+        methods[method.method] = method
 
     # -- unions --------------------------------------------------------------------------------
 
@@ -125,6 +134,10 @@ class ProtocolAnalyzer:
         if definition is None:
             return UnionSlotInfo(slot, "absent", (), f"{slot} is not defined in this version.")
         if definition.kind == "union":
+            arms = definition.type.arms if isinstance(definition.type, UnionType) else ()
+            if slot != "JSONRPCMessage" and any(not isinstance(arm, RefType) for arm in arms):
+                message = f"every member of {slot} must be a $ref to a message definition"
+                self.errors.append(SpecError(self.label, definition.pointer, message))
             return UnionSlotInfo(slot, "union", tuple(_ref_members(definition)))
         if definition.kind == "alias" and isinstance(definition.type, RefType):
             target = definition.type.target

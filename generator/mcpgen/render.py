@@ -41,6 +41,19 @@ def make_environment(template_dirs: list[Path]) -> jinja2.Environment:
     return environment
 
 
+class TemplateRenderError(Exception):
+    """A template failed to load or render; names the template (usually a user's --templates)."""
+
+
+def _render(environment: jinja2.Environment, name: str, context: dict[str, Any]) -> str:
+    try:
+        return environment.get_template(name).render(context)
+    except jinja2.TemplateSyntaxError as error:
+        raise TemplateRenderError(f"{error.filename or name}:{error.lineno}: {error.message}") from None
+    except jinja2.TemplateError as error:
+        raise TemplateRenderError(f"{name}: {type(error).__name__}: {error}") from None
+
+
 def _header(source: str, sha256: str) -> dict[str, str]:
     return {"generator_version": __version__, "source": source, "source_sha256": sha256}
 
@@ -76,11 +89,11 @@ def render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str, 
     }
     prefix = f"mcp_bindings/{ir.module}/"
     return {
-        prefix + "__init__.py": environment.get_template("version_init.py.j2").render(context),
-        prefix + "models.py": environment.get_template("models.py.j2").render(context),
-        prefix + "methods.py": environment.get_template("methods.py.j2").render(context),
-        prefix + "interfaces.py": environment.get_template("interfaces.py.j2").render(context),
-        prefix + "INTERFACES.md": environment.get_template("INTERFACES.md.j2").render(context),
+        prefix + "__init__.py": _render(environment, "version_init.py.j2", context),
+        prefix + "models.py": _render(environment, "models.py.j2", context),
+        prefix + "methods.py": _render(environment, "methods.py.j2", context),
+        prefix + "interfaces.py": _render(environment, "interfaces.py.j2", context),
+        prefix + "INTERFACES.md": _render(environment, "INTERFACES.md.j2", context),
     }
 
 
@@ -99,9 +112,9 @@ def render_package(environment: jinja2.Environment, all_versions: list[str], man
         "module": module_name_for(latest),
     }
     return {
-        "mcp_bindings/__init__.py": environment.get_template("package_init.py.j2").render(context),
-        "mcp_bindings/base.py": environment.get_template("base.py.j2").render(context),
-        "mcp_bindings/latest.py": environment.get_template("latest.py.j2").render(context),
+        "mcp_bindings/__init__.py": _render(environment, "package_init.py.j2", context),
+        "mcp_bindings/base.py": _render(environment, "base.py.j2", context),
+        "mcp_bindings/latest.py": _render(environment, "latest.py.j2", context),
         "mcp_bindings/py.typed": "",
     }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import keyword
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,11 @@ def list_versions(spec_dir: Path) -> list[str]:
     """Every version the manifest vendors a schema.json for, oldest first, draft last."""
     manifest = read_manifest(spec_dir)
     versions = {name.split("/")[0] for name in manifest if name.endswith("/" + SCHEMA_NAME)}
+    for version in sorted(versions):
+        module = module_name_for(version)
+        if not module.isidentifier() or keyword.iskeyword(module):
+            pointer = join_pointer("/files", f"{version}/{SCHEMA_NAME}")
+            raise SpecError(f"spec/{MANIFEST_NAME}", pointer, f"version {version!r} cannot name a Python subpackage")
     return sorted(versions, key=version_sort_key)
 
 

@@ -42,7 +42,9 @@ def python_string(text: str) -> str:
 def docstring_body(text: str | None) -> str | None:
     if not text:
         return None
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip('"') or None
+    escaped = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    # A quote right before the closing """ would end the string early: escape it, never drop it.
+    return escaped[:-1] + '\\"' if escaped.endswith('"') else escaped
 
 
 def method_constant(method: str) -> str:
@@ -130,7 +132,11 @@ class TypeRenderer:
             values = ", ".join(python_string(v) if isinstance(v, str) else repr(v) for v in expr.values)
             return f"{n['Literal']}[{values}]"
         if isinstance(expr, UnionType):
-            arms = ", ".join(self.render(arm, quote) for arm in expr.arms)
+            # A number arm is itself Union[int, float]: spell its two arms out instead of nesting.
+            arms = ", ".join(
+                self._primitive_arms(arm) if self._is_plain_number(arm) else self.render(arm, quote)
+                for arm in expr.arms
+            )
             union = f"{n['Union']}[{arms}]"
             if expr.discriminator is None:
                 return union
@@ -138,6 +144,16 @@ class TypeRenderer:
         if isinstance(expr, AnyType):
             return n["Any"]
         raise TypeError(expr)
+
+    @staticmethod
+    def _is_plain_number(expr: TypeExpr) -> bool:
+        return (
+            isinstance(expr, PrimitiveType) and expr.name == "number" and expr.minimum is None and expr.maximum is None
+        )
+
+    @staticmethod
+    def _primitive_arms(expr: TypeExpr) -> str:
+        return "int, float"
 
     def _primitive(self, expr: PrimitiveType) -> str:
         python = {"string": "str", "integer": "int", "boolean": "bool", "null": "None"}

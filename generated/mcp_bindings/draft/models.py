@@ -356,9 +356,9 @@ else:
 """A response to a request, containing either the result or error."""
 
 if TYPE_CHECKING:
-    JSONValue: TypeAlias = Union["JSONObject", list["JSONValue"], str, Union[int, float], bool, None]
+    JSONValue: TypeAlias = Union["JSONObject", list["JSONValue"], str, int, float, bool, None]
 else:
-    JSONValue = TypeAliasType("JSONValue", Union["JSONObject", list["JSONValue"], str, Union[int, float], bool, None])
+    JSONValue = TypeAliasType("JSONValue", Union["JSONObject", list["JSONValue"], str, int, float, bool, None])
 
 if TYPE_CHECKING:
     LoggingLevel: TypeAlias = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]

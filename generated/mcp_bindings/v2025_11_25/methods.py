@@ -112,7 +112,7 @@ SERVER_NOTIFICATIONS: Final[frozenset[Method]] = frozenset(
     }
 )
 
-INPUT_REQUESTS: Final[frozenset[Method]] = frozenset({})
+INPUT_REQUESTS: Final[frozenset[Method]] = frozenset()
 """CLIENT_* are sent by the client, SERVER_* by the server; "both" methods are in each.
 """
 

@@ -2549,7 +2549,7 @@ the task system.
 - "optional": Tool may support task-augmented execution
 - "required": Tool requires task-augmented execution
 
-Default: "forbidden"""
+Default: "forbidden\""""
 
 
 class ToolInputSchema(_base.MCPModelWithConstants):

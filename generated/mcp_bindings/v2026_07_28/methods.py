@@ -58,7 +58,7 @@ CLIENT_REQUESTS: Final[frozenset[Method]] = frozenset(
     }
 )
 
-SERVER_REQUESTS: Final[frozenset[Method]] = frozenset({})
+SERVER_REQUESTS: Final[frozenset[Method]] = frozenset()
 
 CLIENT_NOTIFICATIONS: Final[frozenset[Method]] = frozenset(
     {
