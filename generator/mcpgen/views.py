@@ -47,6 +47,13 @@ def docstring_body(text: str | None) -> str | None:
     return escaped[:-1] + '\\"' if escaped.endswith('"') else escaped
 
 
+def indent_continuation(text: str | None, indent: str) -> str | None:
+    """Indent every line but the first, for docstrings black does not re-indent (attribute docstrings)."""
+    if text is None:
+        return None
+    return "\n".join(line if not line or index == 0 else indent + line for index, line in enumerate(text.split("\n")))
+
+
 def method_constant(method: str) -> str:
     """tools/call -> TOOLS_CALL, notifications/tools/list_changed -> NOTIFICATIONS_TOOLS_LIST_CHANGED."""
     return snake_case(method).upper()
@@ -134,8 +141,7 @@ class TypeRenderer:
         if isinstance(expr, UnionType):
             # A number arm is itself Union[int, float]: spell its two arms out instead of nesting.
             arms = ", ".join(
-                self._primitive_arms(arm) if self._is_plain_number(arm) else self.render(arm, quote)
-                for arm in expr.arms
+                "int, float" if self._is_plain_number(arm) else self.render(arm, quote) for arm in expr.arms
             )
             union = f"{n['Union']}[{arms}]"
             if expr.discriminator is None:
@@ -150,10 +156,6 @@ class TypeRenderer:
         return (
             isinstance(expr, PrimitiveType) and expr.name == "number" and expr.minimum is None and expr.maximum is None
         )
-
-    @staticmethod
-    def _primitive_arms(expr: TypeExpr) -> str:
-        return "int, float"
 
     def _primitive(self, expr: PrimitiveType) -> str:
         python = {"string": "str", "integer": "int", "boolean": "bool", "null": "None"}
@@ -307,7 +309,7 @@ class ModelsView:
             declaration += f" = {self.names['Field']}({', '.join(arguments)})"
         elif default is not None:
             declaration += f" = {default}"
-        return FieldView(declaration, docstring_body(field.description))
+        return FieldView(declaration, indent_continuation(docstring_body(field.description), "    "))
 
     def result_assignments(self) -> tuple[tuple[str, str], ...]:
         return tuple(

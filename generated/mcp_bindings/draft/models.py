@@ -548,20 +548,20 @@ class Annotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended audience of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     last_modified: _base.Omittable[str] = Field(default=None, alias="lastModified")
     """The moment the resource was last modified, as an ISO 8601 formatted string.
 
-Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
 
-Examples: last activity timestamp in an open file, timestamp when the resource
-was attached, etc."""
+    Examples: last activity timestamp in an open file, timestamp when the resource
+    was attached, etc."""
     priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class AudioContent(_base.MCPModelWithConstants):
@@ -585,11 +585,11 @@ class BaseMetadata(_base.MCPModel):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class BlobResourceContents(_base.MCPModel):
@@ -616,32 +616,32 @@ class CacheableResult(_base.MCPModel):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
-`Cache-Control: public` vs `Cache-Control: private`.
+    `Cache-Control: public` vs `Cache-Control: private`.
 
-- `"public"`: The response does not contain user-specific data. Any
-  client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-  the response and serve it across authorization contexts.
-- `"private"`: The response MAY be cached and reused only within the
-  same authorization context. Caches MUST NOT be shared across
-  authorization contexts (e.g., a different access token requires a
-  different cache)."""
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache)."""
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
     ttl_ms: Annotated[int, Field(ge=0)] = Field(alias="ttlMs")
     """A hint from the server indicating how long (in milliseconds) the
-client MAY cache this response before re-fetching. Semantics are
-analogous to HTTP Cache-Control max-age.
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
 
-- If 0, The response SHOULD be considered immediately stale,
-  The client MAY re-fetch every time the result is needed.
-- If positive, the client SHOULD consider the result fresh for this many
-  milliseconds after receiving the response."""
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response."""
 
 
 class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolRequestParams", "CallToolResult"]):
@@ -676,29 +676,29 @@ class CallToolResult(_base.MCPModel, _base.Result):
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     """Whether the tool call ended in an error.
 
-If not set, this is assumed to be false (the call was successful).
+    If not set, this is assumed to be false (the call was successful).
 
-Any errors that originate from the tool SHOULD be reported inside the result
-object, with `isError` set to true, _not_ as an MCP protocol-level error
-response. Otherwise, the LLM would not be able to see that an error occurred
-and self-correct.
+    Any errors that originate from the tool SHOULD be reported inside the result
+    object, with `isError` set to true, _not_ as an MCP protocol-level error
+    response. Otherwise, the LLM would not be able to see that an error occurred
+    and self-correct.
 
-However, any errors in _finding_ the tool, an error indicating that the
-server does not support tool calls, or any other exceptional conditions,
-should be reported as an MCP error response."""
+    However, any errors in _finding_ the tool, an error indicating that the
+    server does not support tool calls, or any other exceptional conditions,
+    should be reported as an MCP error response."""
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
     structured_content: Any = Field(default=None, alias="structuredContent")
     """An optional JSON value that represents the structured result of the tool call.
 
-This can be any JSON value (object, array, string, number, boolean, or null)
-that conforms to the tool's outputSchema if one is defined."""
+    This can be any JSON value (object, array, string, number, boolean, or null)
+    that conforms to the tool's outputSchema if one is defined."""
 
 
 class CallToolResultResponse(_base.MCPModelWithConstants):
@@ -735,7 +735,7 @@ class CancelledNotificationParams(_base.MCPModel):
     request_id: RequestId = Field(alias="requestId")
     """The ID of the request to cancel.
 
-This MUST correspond to the ID of a request the client previously issued."""
+    This MUST correspond to the ID of a request the client previously issued."""
 
 
 class ClientCapabilities(_base.MCPModel):
@@ -747,11 +747,11 @@ class ClientCapabilities(_base.MCPModel):
     """Experimental, non-standard capabilities that the client supports."""
     extensions: _base.Omittable[dict[str, JSONObject]] = None
     """Optional MCP extensions that the client supports. Keys are extension identifiers
-(e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
-per-extension settings objects. An empty object indicates support with no settings.
+    (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
+    per-extension settings objects. An empty object indicates support with no settings.
 
-Keys MUST follow the key naming rules, with a
-mandatory prefix."""
+    Keys MUST follow the key naming rules, with a
+    mandatory prefix."""
     roots: _base.Omittable[dict[str, Any]] = None
     """Present if the client supports listing roots."""
     sampling: _base.Omittable[ClientCapabilitiesSampling] = None
@@ -770,7 +770,7 @@ class ClientCapabilitiesSampling(_base.MCPModel):
 
     context: _base.Omittable[JSONObject] = None
     """Whether the client supports context inclusion via `includeContext` parameter.
-If not declared, servers SHOULD only use `includeContext: "none"` (or omit it)."""
+    If not declared, servers SHOULD only use `includeContext: "none"` (or omit it)."""
     tools: _base.Omittable[JSONObject] = None
     """Whether the client supports tool use via `tools` and `toolChoice` parameters."""
 
@@ -820,12 +820,12 @@ class CompleteResult(_base.MCPModel, _base.Result):
     completion: CompleteResultCompletion
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
 class CompleteResultCompletion(_base.MCPModel):
@@ -864,15 +864,15 @@ class CreateMessageRequestParams(_base.MCPModel):
         default=None, alias="includeContext"
     )
     """A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-The client MAY ignore this request.
+    The client MAY ignore this request.
 
-Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
-omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
-`.sampling.context`."""
+    Default is `"none"`. The values `"thisServer"` and `"allServers"` are deprecated (SEP-2596): servers SHOULD
+    omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
+    `.sampling.context`."""
     max_tokens: int = Field(alias="maxTokens")
     """The requested maximum number of tokens to sample (to prevent runaway completions).
 
-The client MAY choose to sample fewer tokens than the requested maximum."""
+    The client MAY choose to sample fewer tokens than the requested maximum."""
     messages: list[SamplingMessage]
     metadata: _base.Omittable[JSONObject] = None
     """Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific."""
@@ -884,11 +884,11 @@ The client MAY choose to sample fewer tokens than the requested maximum."""
     temperature: _base.Omittable[Union[int, float]] = None
     tool_choice: _base.Omittable[ToolChoice] = Field(default=None, alias="toolChoice")
     """Controls how the model uses tools.
-The client MUST return an error if this field is provided but `.sampling.tools` is not declared.
-Default is `{ mode: "auto" }`."""
+    The client MUST return an error if this field is provided but `.sampling.tools` is not declared.
+    Default is `{ mode: "auto" }`."""
     tools: _base.Omittable[list[Tool]] = None
     """Tools that the model may use during generation.
-The client MUST return an error if this field is provided but `.sampling.tools` is not declared."""
+    The client MUST return an error if this field is provided but `.sampling.tools` is not declared."""
 
 
 class CreateMessageResult(_base.MCPModel, _base.Result):
@@ -906,13 +906,13 @@ class CreateMessageResult(_base.MCPModel, _base.Result):
     stop_reason: _base.Omittable[str] = Field(default=None, alias="stopReason")
     """The reason why sampling stopped, if known.
 
-Standard values:
-- `"endTurn"`: Natural end of the assistant's turn
-- `"stopSequence"`: A stop sequence was encountered
-- `"maxTokens"`: Maximum token limit was reached
-- `"toolUse"`: The model wants to use one or more tools
+    Standard values:
+    - `"endTurn"`: Natural end of the assistant's turn
+    - `"stopSequence"`: A stop sequence was encountered
+    - `"maxTokens"`: Maximum token limit was reached
+    - `"toolUse"`: The model wants to use one or more tools
 
-This field is an open string to allow for provider-specific stop reasons."""
+    This field is an open string to allow for provider-specific stop reasons."""
 
 
 class DiscoverRequest(_base.MCPModelWithConstants, _base.Request["RequestParams", "DiscoverResult"]):
@@ -935,44 +935,44 @@ class DiscoverResult(_base.MCPModel, _base.Result):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
-`Cache-Control: public` vs `Cache-Control: private`.
+    `Cache-Control: public` vs `Cache-Control: private`.
 
-- `"public"`: The response does not contain user-specific data. Any
-  client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-  the response and serve it across authorization contexts.
-- `"private"`: The response MAY be cached and reused only within the
-  same authorization context. Caches MUST NOT be shared across
-  authorization contexts (e.g., a different access token requires a
-  different cache)."""
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache)."""
     capabilities: ServerCapabilities
     """The capabilities of the server."""
     instructions: _base.Omittable[str] = None
     """Natural-language guidance describing the server and its features.
 
-This can be used by clients to improve an LLM's understanding of
-available tools (e.g., by including it in a system prompt). It should
-focus on information that helps the model use the server effectively
-and should not duplicate information already in tool descriptions."""
+    This can be used by clients to improve an LLM's understanding of
+    available tools (e.g., by including it in a system prompt). It should
+    focus on information that helps the model use the server effectively
+    and should not duplicate information already in tool descriptions."""
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
     supported_versions: list[str] = Field(alias="supportedVersions")
     """MCP Protocol Versions this server supports. The client should choose a
-version from this list for use in subsequent requests."""
+    version from this list for use in subsequent requests."""
     ttl_ms: Annotated[int, Field(ge=0)] = Field(alias="ttlMs")
     """A hint from the server indicating how long (in milliseconds) the
-client MAY cache this response before re-fetching. Semantics are
-analogous to HTTP Cache-Control max-age.
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
 
-- If 0, The response SHOULD be considered immediately stale,
-  The client MAY re-fetch every time the result is needed.
-- If positive, the client SHOULD consider the result fresh for this many
-  milliseconds after receiving the response."""
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response."""
 
 
 class DiscoverResultResponse(_base.MCPModelWithConstants):
@@ -1002,7 +1002,7 @@ class ElicitRequestFormParams(_base.MCPModel):
     """The elicitation mode."""
     requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
     """A restricted subset of JSON Schema.
-Only top-level properties are allowed, without nesting."""
+    Only top-level properties are allowed, without nesting."""
 
 
 class ElicitRequestFormParamsRequestedSchema(_base.MCPModelWithConstants):
@@ -1033,13 +1033,13 @@ class ElicitResult(_base.MCPModel, _base.Result):
 
     action: Literal["accept", "cancel", "decline"]
     """The user action in response to the elicitation.
-- `"accept"`: User submitted the form/confirmed the action
-- `"decline"`: User explicitly declined the action
-- `"cancel"`: User dismissed without making an explicit choice"""
+    - `"accept"`: User submitted the form/confirmed the action
+    - `"decline"`: User explicitly declined the action
+    - `"cancel"`: User dismissed without making an explicit choice"""
     content: _base.Omittable[dict[str, Union[list[str], str, int, bool]]] = None
     """The submitted form data, only present when action is `"accept"` and mode was `"form"`.
-Contains values matching the requested schema.
-Omitted for out-of-band mode responses."""
+    Contains values matching the requested schema.
+    Omitted for out-of-band mode responses."""
 
 
 class EmbeddedResource(_base.MCPModelWithConstants):
@@ -1097,12 +1097,12 @@ class GetPromptResult(_base.MCPModel, _base.Result):
     messages: list[PromptMessage]
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
 class GetPromptResultResponse(_base.MCPModelWithConstants):
@@ -1140,27 +1140,27 @@ class Icon(_base.MCPModel):
 
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """Optional MIME type override if the source MIME type is missing or generic.
-For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`."""
+    For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`."""
     sizes: _base.Omittable[list[str]] = None
     """Optional array of strings that specify sizes at which the icon can be used.
-Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
+    Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
 
-If not provided, the client should assume that the icon can be used at any size."""
+    If not provided, the client should assume that the icon can be used at any size."""
     src: str
     """A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
-`data:` URI with Base64-encoded image data.
+    `data:` URI with Base64-encoded image data.
 
-Consumers SHOULD take steps to ensure URLs serving icons are from the
-same domain as the client/server or a trusted domain.
+    Consumers SHOULD take steps to ensure URLs serving icons are from the
+    same domain as the client/server or a trusted domain.
 
-Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
-executable JavaScript."""
+    Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
+    executable JavaScript."""
     theme: _base.Omittable[Literal["dark", "light"]] = None
     """Optional specifier for the theme this icon is designed for. `"light"` indicates
-the icon is designed to be used with a light background, and `"dark"` indicates
-the icon is designed to be used with a dark background.
+    the icon is designed to be used with a light background, and `"dark"` indicates
+    the icon is designed to be used with a dark background.
 
-If not provided, the client should assume the icon can be used with any theme."""
+    If not provided, the client should assume the icon can be used with any theme."""
 
 
 class Icons(_base.MCPModel):
@@ -1169,13 +1169,13 @@ class Icons(_base.MCPModel):
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
 
 
 class ImageContent(_base.MCPModelWithConstants):
@@ -1198,28 +1198,28 @@ class Implementation(_base.MCPModel):
     description: _base.Omittable[str] = None
     """An optional human-readable description of what this implementation does.
 
-This can be used by clients or servers to provide context about their purpose
-and capabilities. For example, a server might describe the types of resources
-or tools it provides, while a client might describe its intended use case."""
+    This can be used by clients or servers to provide context about their purpose
+    and capabilities. For example, a server might describe the types of resources
+    or tools it provides, while a client might describe its intended use case."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     version: str
     """The version of this implementation."""
     website_url: _base.Omittable[str] = Field(default=None, alias="websiteUrl")
@@ -1237,12 +1237,12 @@ class InputRequiredResult(_base.MCPModel, _base.Result):
     request_state: _base.Omittable[str] = Field(default=None, alias="requestState")
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
 class InputResponseRequestParams(_base.MCPModel):
@@ -1343,7 +1343,7 @@ class LegacyTitledEnumSchema(_base.MCPModelWithConstants):
     enum: list[str]
     enum_names: _base.Omittable[list[str]] = Field(default=None, alias="enumNames")
     """(Legacy) Display names for enum values.
-Non-standard according to JSON schema 2020-12."""
+    Non-standard according to JSON schema 2020-12."""
     title: _base.Omittable[str] = None
     type: Literal["string"] = "string"
 
@@ -1365,36 +1365,36 @@ class ListPromptsResult(_base.MCPModel, _base.Result):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
-`Cache-Control: public` vs `Cache-Control: private`.
+    `Cache-Control: public` vs `Cache-Control: private`.
 
-- `"public"`: The response does not contain user-specific data. Any
-  client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-  the response and serve it across authorization contexts.
-- `"private"`: The response MAY be cached and reused only within the
-  same authorization context. Caches MUST NOT be shared across
-  authorization contexts (e.g., a different access token requires a
-  different cache)."""
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache)."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     prompts: list[Prompt]
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
     ttl_ms: Annotated[int, Field(ge=0)] = Field(alias="ttlMs")
     """A hint from the server indicating how long (in milliseconds) the
-client MAY cache this response before re-fetching. Semantics are
-analogous to HTTP Cache-Control max-age.
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
 
-- If 0, The response SHOULD be considered immediately stale,
-  The client MAY re-fetch every time the result is needed.
-- If positive, the client SHOULD consider the result fresh for this many
-  milliseconds after receiving the response."""
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response."""
 
 
 class ListPromptsResultResponse(_base.MCPModelWithConstants):
@@ -1425,36 +1425,36 @@ class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
-`Cache-Control: public` vs `Cache-Control: private`.
+    `Cache-Control: public` vs `Cache-Control: private`.
 
-- `"public"`: The response does not contain user-specific data. Any
-  client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-  the response and serve it across authorization contexts.
-- `"private"`: The response MAY be cached and reused only within the
-  same authorization context. Caches MUST NOT be shared across
-  authorization contexts (e.g., a different access token requires a
-  different cache)."""
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache)."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
     ttl_ms: Annotated[int, Field(ge=0)] = Field(alias="ttlMs")
     """A hint from the server indicating how long (in milliseconds) the
-client MAY cache this response before re-fetching. Semantics are
-analogous to HTTP Cache-Control max-age.
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
 
-- If 0, The response SHOULD be considered immediately stale,
-  The client MAY re-fetch every time the result is needed.
-- If positive, the client SHOULD consider the result fresh for this many
-  milliseconds after receiving the response."""
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response."""
 
 
 class ListResourceTemplatesResultResponse(_base.MCPModelWithConstants):
@@ -1483,36 +1483,36 @@ class ListResourcesResult(_base.MCPModel, _base.Result):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
-`Cache-Control: public` vs `Cache-Control: private`.
+    `Cache-Control: public` vs `Cache-Control: private`.
 
-- `"public"`: The response does not contain user-specific data. Any
-  client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-  the response and serve it across authorization contexts.
-- `"private"`: The response MAY be cached and reused only within the
-  same authorization context. Caches MUST NOT be shared across
-  authorization contexts (e.g., a different access token requires a
-  different cache)."""
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache)."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     resources: list[Resource]
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
     ttl_ms: Annotated[int, Field(ge=0)] = Field(alias="ttlMs")
     """A hint from the server indicating how long (in milliseconds) the
-client MAY cache this response before re-fetching. Semantics are
-analogous to HTTP Cache-Control max-age.
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
 
-- If 0, The response SHOULD be considered immediately stale,
-  The client MAY re-fetch every time the result is needed.
-- If positive, the client SHOULD consider the result fresh for this many
-  milliseconds after receiving the response."""
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response."""
 
 
 class ListResourcesResultResponse(_base.MCPModelWithConstants):
@@ -1570,36 +1570,36 @@ class ListToolsResult(_base.MCPModel, _base.Result):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
-`Cache-Control: public` vs `Cache-Control: private`.
+    `Cache-Control: public` vs `Cache-Control: private`.
 
-- `"public"`: The response does not contain user-specific data. Any
-  client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-  the response and serve it across authorization contexts.
-- `"private"`: The response MAY be cached and reused only within the
-  same authorization context. Caches MUST NOT be shared across
-  authorization contexts (e.g., a different access token requires a
-  different cache)."""
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache)."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
     tools: list[Tool]
     ttl_ms: Annotated[int, Field(ge=0)] = Field(alias="ttlMs")
     """A hint from the server indicating how long (in milliseconds) the
-client MAY cache this response before re-fetching. Semantics are
-analogous to HTTP Cache-Control max-age.
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
 
-- If 0, The response SHOULD be considered immediately stale,
-  The client MAY re-fetch every time the result is needed.
-- If positive, the client SHOULD consider the result fresh for this many
-  milliseconds after receiving the response."""
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response."""
 
 
 class ListToolsResultResponse(_base.MCPModelWithConstants):
@@ -1683,13 +1683,13 @@ class ModelHint(_base.MCPModel):
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
-The client SHOULD treat this as a substring of a model name; for example:
- - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
- - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
- - `claude` should match any Claude model
+    The client SHOULD treat this as a substring of a model name; for example:
+     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+     - `claude` should match any Claude model
 
-The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
- - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
+    The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
 class ModelPreferences(_base.MCPModel):
@@ -1709,28 +1709,28 @@ class ModelPreferences(_base.MCPModel):
         Field(default=None, alias="costPriority")
     )
     """How much to prioritize cost when selecting a model. A value of 0 means cost
-is not important, while a value of 1 means cost is the most important
-factor."""
+    is not important, while a value of 1 means cost is the most important
+    factor."""
     hints: _base.Omittable[list[ModelHint]] = None
     """Optional hints to use for model selection.
 
-If multiple hints are specified, the client MUST evaluate them in order
-(such that the first match is taken).
+    If multiple hints are specified, the client MUST evaluate them in order
+    (such that the first match is taken).
 
-The client SHOULD prioritize these hints over the numeric priorities, but
-MAY still use the priorities to select from ambiguous matches."""
+    The client SHOULD prioritize these hints over the numeric priorities, but
+    MAY still use the priorities to select from ambiguous matches."""
     intelligence_priority: _base.Omittable[
         Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]
     ] = Field(default=None, alias="intelligencePriority")
     """How much to prioritize intelligence and capabilities when selecting a
-model. A value of 0 means intelligence is not important, while a value of 1
-means intelligence is the most important factor."""
+    model. A value of 0 means intelligence is not important, while a value of 1
+    means intelligence is the most important factor."""
     speed_priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="speedPriority")
     )
     """How much to prioritize sampling speed (latency) when selecting a model. A
-value of 0 means speed is not important, while a value of 1 means speed is
-the most important factor."""
+    value of 0 means speed is not important, while a value of 1 means speed is
+    the most important factor."""
 
 
 class Notification(_base.MCPModel):
@@ -1743,15 +1743,15 @@ class NotificationMetaObject(_base.MCPModel):
 
     subscription_id: _base.Omittable[RequestId] = Field(default=None, alias="io.modelcontextprotocol/subscriptionId")
     """Identifies the subscription stream a notification was delivered on. The
-server MUST include this key on every notification delivered via a
-`subscriptions/listen` stream, so the
-client can correlate the notification with the originating subscription.
-The key is absent on notifications not delivered via a subscription
-stream (e.g. progress notifications for an in-flight request), which is
-why it is optional here.
+    server MUST include this key on every notification delivered via a
+    `subscriptions/listen` stream, so the
+    client can correlate the notification with the originating subscription.
+    The key is absent on notifications not delivered via a subscription
+    stream (e.g. progress notifications for an in-flight request), which is
+    why it is optional here.
 
-The value is the JSON-RPC ID of the `subscriptions/listen` request that
-opened the stream."""
+    The value is the JSON-RPC ID of the `subscriptions/listen` request that
+    opened the stream."""
 
 
 class NotificationParams(_base.MCPModel):
@@ -1783,22 +1783,22 @@ class PaginatedRequestParams(_base.MCPModel):
     meta: RequestMetaObject = Field(alias="_meta")
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class PaginatedResult(_base.MCPModel):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
 class ParseError(_base.MCPModelWithConstants):
@@ -1848,22 +1848,22 @@ class Prompt(_base.MCPModel):
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class PromptArgument(_base.MCPModel):
@@ -1877,11 +1877,11 @@ class PromptArgument(_base.MCPModel):
     """Whether this argument must be provided."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class PromptListChangedNotification(_base.MCPModelWithConstants, _base.Notification[Union["NotificationParams", None]]):
@@ -1912,11 +1912,11 @@ class PromptReference(_base.MCPModelWithConstants):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     type: Literal["ref/prompt"] = "ref/prompt"
 
 
@@ -1949,33 +1949,33 @@ class ReadResourceResult(_base.MCPModel, _base.Result):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
-`Cache-Control: public` vs `Cache-Control: private`.
+    `Cache-Control: public` vs `Cache-Control: private`.
 
-- `"public"`: The response does not contain user-specific data. Any
-  client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-  the response and serve it across authorization contexts.
-- `"private"`: The response MAY be cached and reused only within the
-  same authorization context. Caches MUST NOT be shared across
-  authorization contexts (e.g., a different access token requires a
-  different cache)."""
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache)."""
     contents: list[Union[TextResourceContents, BlobResourceContents]]
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
     ttl_ms: Annotated[int, Field(ge=0)] = Field(alias="ttlMs")
     """A hint from the server indicating how long (in milliseconds) the
-client MAY cache this response before re-fetching. Semantics are
-analogous to HTTP Cache-Control max-age.
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
 
-- If 0, The response SHOULD be considered immediately stale,
-  The client MAY re-fetch every time the result is needed.
-- If positive, the client SHOULD consider the result fresh for this many
-  milliseconds after receiving the response."""
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response."""
 
 
 class ReadResourceResultResponse(_base.MCPModelWithConstants):
@@ -1998,34 +1998,34 @@ class RequestMetaObject(_base.MCPModel):
     client_capabilities: ClientCapabilities = Field(alias="io.modelcontextprotocol/clientCapabilities")
     """The client's capabilities for this specific request. Required.
 
-Capabilities are declared per-request rather than once at initialization;
-an empty object means the client supports no optional capabilities.
-Servers MUST NOT infer capabilities from prior requests."""
+    Capabilities are declared per-request rather than once at initialization;
+    an empty object means the client supports no optional capabilities.
+    Servers MUST NOT infer capabilities from prior requests."""
     client_info: _base.Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/clientInfo")
     """Identifies the client software making the request. Clients SHOULD
-include this field on every request unless specifically configured not
-to do so.
+    include this field on every request unless specifically configured not
+    to do so.
 
-The `Implementation` schema requires `name` and `version`; other
-fields are optional.
+    The `Implementation` schema requires `name` and `version`; other
+    fields are optional.
 
-The value is self-reported by the client and is not verified by the
-protocol. It is intended for display, logging, and debugging. Servers
-SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-security decisions."""
+    The value is self-reported by the client and is not verified by the
+    protocol. It is intended for display, logging, and debugging. Servers
+    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    security decisions."""
     log_level: _base.Omittable[LoggingLevel] = Field(default=None, alias="io.modelcontextprotocol/logLevel")
     """The desired log level for this request. Optional.
 
-If absent, the server MUST NOT send any `notifications/message`
-notifications for this request. The client opts in to log messages by
-explicitly setting a level. Replaces the former `logging/setLevel` RPC."""
+    If absent, the server MUST NOT send any `notifications/message`
+    notifications for this request. The client opts in to log messages by
+    explicitly setting a level. Replaces the former `logging/setLevel` RPC."""
     protocol_version: str = Field(alias="io.modelcontextprotocol/protocolVersion")
     """The MCP Protocol Version being used for this request. Required.
 
-For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
-header; otherwise the server MUST return a `400 Bad Request`. If the
-server does not support the requested version, it MUST return an
-`UnsupportedProtocolVersionError`."""
+    For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
+    header; otherwise the server MUST return a `400 Bad Request`. If the
+    server does not support the requested version, it MUST return an
+    `UnsupportedProtocolVersionError`."""
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by `notifications/progress`). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -2045,17 +2045,17 @@ class Resource(_base.MCPModel):
     description: _base.Omittable[str] = None
     """A description of what this resource represents.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     name: str
@@ -2063,14 +2063,14 @@ Clients that support rendering icons SHOULD also support:
     size: _base.Omittable[int] = None
     """The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
-This can be used by Hosts to display file sizes and estimate context window usage."""
+    This can be used by Hosts to display file sizes and estimate context window usage."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     uri: str
     """The URI of this resource."""
 
@@ -2097,17 +2097,17 @@ class ResourceLink(_base.MCPModelWithConstants):
     description: _base.Omittable[str] = None
     """A description of what this resource represents.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     name: str
@@ -2115,14 +2115,14 @@ Clients that support rendering icons SHOULD also support:
     size: _base.Omittable[int] = None
     """The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
-This can be used by Hosts to display file sizes and estimate context window usage."""
+    This can be used by Hosts to display file sizes and estimate context window usage."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     type: Literal["resource_link"] = "resource_link"
     uri: str
     """The URI of this resource."""
@@ -2157,28 +2157,28 @@ class ResourceTemplate(_base.MCPModel):
     description: _base.Omittable[str] = None
     """A description of what this template is for.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type."""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     uri_template: str = Field(alias="uriTemplate")
     """A URI template (according to RFC 6570) that can be used to construct resource URIs."""
 
@@ -2216,12 +2216,12 @@ class Result(_base.MCPModel, _base.Result):
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
 class ResultMetaObject(_base.MCPModel):
@@ -2229,16 +2229,16 @@ class ResultMetaObject(_base.MCPModel):
 
     server_info: _base.Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/serverInfo")
     """Identifies the server software producing the response. Servers SHOULD
-include this field on every response unless specifically configured not
-to do so.
+    include this field on every response unless specifically configured not
+    to do so.
 
-The `Implementation` schema requires `name` and `version`; other
-fields are optional.
+    The `Implementation` schema requires `name` and `version`; other
+    fields are optional.
 
-The value is self-reported by the server and is not verified by the
-protocol. It is intended for display, logging, and debugging. Clients
-SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-security decisions."""
+    The value is self-reported by the server and is not verified by the
+    protocol. It is intended for display, logging, and debugging. Clients
+    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    security decisions."""
 
 
 class Root(_base.MCPModel):
@@ -2247,12 +2247,12 @@ class Root(_base.MCPModel):
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     name: _base.Omittable[str] = None
     """An optional name for the root. This can be used to provide a human-readable
-identifier for the root, which may be useful for display purposes or for
-referencing the root in other parts of the application."""
+    identifier for the root, which may be useful for display purposes or for
+    referencing the root in other parts of the application."""
     uri: str
     """The URI identifying the root. This *must* start with `file://` for now.
-This restriction may be relaxed in future versions of the protocol to allow
-other URI schemes."""
+    This restriction may be relaxed in future versions of the protocol to allow
+    other URI schemes."""
 
 
 class SamplingMessage(_base.MCPModel):
@@ -2274,11 +2274,11 @@ class ServerCapabilities(_base.MCPModel):
     """Experimental, non-standard capabilities that the server supports."""
     extensions: _base.Omittable[dict[str, JSONObject]] = None
     """Optional MCP extensions that the server supports. Keys are extension identifiers
-(e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
-objects. An empty object indicates support with no settings.
+    (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
+    objects. An empty object indicates support with no settings.
 
-Keys MUST follow the key naming rules, with a
-mandatory prefix."""
+    Keys MUST follow the key naming rules, with a
+    mandatory prefix."""
     logging: _base.Omittable[JSONObject] = None
     """Present if the server supports sending log messages to the client."""
     prompts: _base.Omittable[ServerCapabilitiesPrompts] = None
@@ -2334,7 +2334,7 @@ class SubscriptionFilter(_base.MCPModel):
     """If true, receive `notifications/prompts/list_changed`."""
     resource_subscriptions: _base.Omittable[list[str]] = Field(default=None, alias="resourceSubscriptions")
     """Subscribe to `notifications/resources/updated` for these resource URIs.
-Replaces the former `resources/subscribe` RPC."""
+    Replaces the former `resources/subscribe` RPC."""
     resources_list_changed: _base.Omittable[bool] = Field(default=None, alias="resourcesListChanged")
     """If true, receive `notifications/resources/list_changed`."""
     tools_list_changed: _base.Omittable[bool] = Field(default=None, alias="toolsListChanged")
@@ -2368,9 +2368,9 @@ class SubscriptionsAcknowledgedNotificationParams(_base.MCPModel):
     meta: _base.Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
     notifications: SubscriptionFilter
     """The subset of requested notification types the server agreed to honor.
-Only includes notification types the server actually supports; if the
-client requested an unsupported type (e.g., `promptsListChanged` when
-the server has no prompts), it is omitted from this set."""
+    Only includes notification types the server actually supports; if the
+    client requested an unsupported type (e.g., `promptsListChanged` when
+    the server has no prompts), it is omitted from this set."""
 
 
 class SubscriptionsListenRequest(
@@ -2394,8 +2394,8 @@ class SubscriptionsListenRequestParams(_base.MCPModel):
     meta: RequestMetaObject = Field(alias="_meta")
     notifications: SubscriptionFilter
     """The notifications the client opts in to on this stream. The server
-**MUST NOT** send notification types the client has not explicitly
-requested."""
+    **MUST NOT** send notification types the client has not explicitly
+    requested."""
 
 
 class SubscriptionsListenResult(_base.MCPModel, _base.Result):
@@ -2408,12 +2408,12 @@ class SubscriptionsListenResult(_base.MCPModel, _base.Result):
     meta: SubscriptionsListenResultMetaObject = Field(alias="_meta")
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
-how to parse the result object.
+    how to parse the result object.
 
-Servers implementing this protocol version MUST include this field.
-For backward compatibility, when a client receives a result from a
-server implementing an earlier protocol version (which does not include
-`resultType`), the client MUST treat the absent field as `"complete"`."""
+    Servers implementing this protocol version MUST include this field.
+    For backward compatibility, when a client receives a result from a
+    server implementing an earlier protocol version (which does not include
+    `resultType`), the client MUST treat the absent field as `"complete"`."""
 
 
 class SubscriptionsListenResultMetaObject(_base.MCPModel):
@@ -2422,22 +2422,22 @@ class SubscriptionsListenResultMetaObject(_base.MCPModel):
 
     server_info: _base.Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/serverInfo")
     """Identifies the server software producing the response. Servers SHOULD
-include this field on every response unless specifically configured not
-to do so.
+    include this field on every response unless specifically configured not
+    to do so.
 
-The `Implementation` schema requires `name` and `version`; other
-fields are optional.
+    The `Implementation` schema requires `name` and `version`; other
+    fields are optional.
 
-The value is self-reported by the server and is not verified by the
-protocol. It is intended for display, logging, and debugging. Clients
-SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-security decisions."""
+    The value is self-reported by the server and is not verified by the
+    protocol. It is intended for display, logging, and debugging. Clients
+    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
+    security decisions."""
     subscription_id: RequestId = Field(alias="io.modelcontextprotocol/subscriptionId")
     """Identifies the subscription stream this response closes, so the client can
-correlate it with the originating subscription — mirroring the same key on
-the stream's notifications. The value is the JSON-RPC ID of the
-`subscriptions/listen` request that opened the stream (and equals this
-response's `id`)."""
+    correlate it with the originating subscription — mirroring the same key on
+    the stream's notifications. The value is the JSON-RPC ID of the
+    `subscriptions/listen` request that opened the stream (and equals this
+    response's `id`)."""
 
 
 class SubscriptionsListenResultResponse(_base.MCPModelWithConstants):
@@ -2534,50 +2534,50 @@ class Tool(_base.MCPModel):
     annotations: _base.Omittable[ToolAnnotations] = None
     """Optional additional tool information.
 
-Display name precedence order is: `title`, `annotations.title`, then `name`."""
+    Display name precedence order is: `title`, `annotations.title`, then `name`."""
     description: _base.Omittable[str] = None
     """A human-readable description of the tool.
 
-This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     input_schema: ToolInputSchema = Field(alias="inputSchema")
     """A JSON Schema object defining the expected parameters for the tool.
 
-Tool arguments are always JSON objects, so `type: "object"` is required at the root.
-Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
-composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-(`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
-standard validation or annotation keywords.
+    Tool arguments are always JSON objects, so `type: "object"` is required at the root.
+    Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` — including
+    composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
+    (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any other
+    standard validation or annotation keywords.
 
-Property schemas may carry an `x-mcp-header` annotation to mirror the
-argument value into an HTTP header on the Streamable HTTP transport. See
-the Streamable HTTP transport specification for the validity and
-extraction rules.
+    Property schemas may carry an `x-mcp-header` annotation to mirror the
+    argument value into an HTTP header on the Streamable HTTP transport. See
+    the Streamable HTTP transport specification for the validity and
+    extraction rules.
 
-Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided."""
+    Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided."""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     output_schema: _base.Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
     """An optional JSON Schema object defining the structure of the tool's output returned in
-the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
+    the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
 
-Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided."""
+    Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for `Tool`,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for `Tool`,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class ToolAnnotations(_base.MCPModel):
@@ -2592,29 +2592,29 @@ class ToolAnnotations(_base.MCPModel):
 
     destructive_hint: _base.Omittable[bool] = Field(default=None, alias="destructiveHint")
     """If true, the tool may perform destructive updates to its environment.
-If false, the tool performs only additive updates.
+    If false, the tool performs only additive updates.
 
-(This property is meaningful only when `readOnlyHint == false`)
+    (This property is meaningful only when `readOnlyHint == false`)
 
-Default: true"""
+    Default: true"""
     idempotent_hint: _base.Omittable[bool] = Field(default=None, alias="idempotentHint")
     """If true, calling the tool repeatedly with the same arguments
-will have no additional effect on its environment.
+    will have no additional effect on its environment.
 
-(This property is meaningful only when `readOnlyHint == false`)
+    (This property is meaningful only when `readOnlyHint == false`)
 
-Default: false"""
+    Default: false"""
     open_world_hint: _base.Omittable[bool] = Field(default=None, alias="openWorldHint")
     """If true, this tool may interact with an "open world" of external
-entities. If false, the tool's domain of interaction is closed.
-For example, the world of a web search tool is open, whereas that
-of a memory tool is not.
+    entities. If false, the tool's domain of interaction is closed.
+    For example, the world of a web search tool is open, whereas that
+    of a memory tool is not.
 
-Default: true"""
+    Default: true"""
     read_only_hint: _base.Omittable[bool] = Field(default=None, alias="readOnlyHint")
     """If true, the tool does not modify its environment.
 
-Default: false"""
+    Default: false"""
     title: _base.Omittable[str] = None
     """A human-readable title for the tool."""
 
@@ -2624,9 +2624,9 @@ class ToolChoice(_base.MCPModel):
 
     mode: _base.Omittable[Literal["auto", "none", "required"]] = None
     """Controls the tool use ability of the model:
-- `"auto"`: Model decides whether to use tools (default)
-- `"required"`: Model MUST use at least one tool before completing
-- `"none"`: Model MUST NOT use any tools"""
+    - `"auto"`: Model decides whether to use tools (default)
+    - `"required"`: Model MUST use at least one tool before completing
+    - `"none"`: Model MUST NOT use any tools"""
 
 
 class ToolInputSchema(_base.MCPModelWithConstants):
@@ -2675,26 +2675,26 @@ class ToolResultContent(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     """Optional metadata about the tool result. Clients SHOULD preserve this field when
-including tool results in subsequent sampling requests to enable caching optimizations."""
+    including tool results in subsequent sampling requests to enable caching optimizations."""
     content: list[ContentBlock]
     """The unstructured result content of the tool use.
 
-This has the same format as `.content` and can include text, images,
-audio, resource links, and embedded resources."""
+    This has the same format as `.content` and can include text, images,
+    audio, resource links, and embedded resources."""
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     """Whether the tool use resulted in an error.
 
-If true, the content typically describes the error that occurred.
-Default: false"""
+    If true, the content typically describes the error that occurred.
+    Default: false"""
     structured_content: Any = Field(default=None, alias="structuredContent")
     """An optional structured result value.
 
-This can be any JSON value (object, array, string, number, boolean, or null).
-If the tool defined an `.outputSchema`, this SHOULD conform to that schema."""
+    This can be any JSON value (object, array, string, number, boolean, or null).
+    If the tool defined an `.outputSchema`, this SHOULD conform to that schema."""
     tool_use_id: str = Field(alias="toolUseId")
     """The ID of the tool use this result corresponds to.
 
-This MUST match the ID from a previous `ToolUseContent`."""
+    This MUST match the ID from a previous `ToolUseContent`."""
     type: Literal["tool_result"] = "tool_result"
 
 
@@ -2704,11 +2704,11 @@ class ToolUseContent(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     """Optional metadata about the tool use. Clients SHOULD preserve this field when
-including tool uses in subsequent sampling requests to enable caching optimizations."""
+    including tool uses in subsequent sampling requests to enable caching optimizations."""
     id: str
     """A unique identifier for this tool use.
 
-This ID is used to match tool results to their corresponding tool uses."""
+    This ID is used to match tool results to their corresponding tool uses."""
     input: dict[str, Any]
     """The arguments to pass to the tool, conforming to the tool's input schema."""
     name: str
@@ -2741,7 +2741,7 @@ class UnsupportedProtocolVersionErrorErrorData(_base.MCPModel):
     """The protocol version that was requested by the client."""
     supported: list[str]
     """Protocol versions the server supports. The client should choose a
-mutually supported version from this list and retry."""
+    mutually supported version from this list and retry."""
 
 
 class UntitledMultiSelectEnumSchema(_base.MCPModelWithConstants):

@@ -337,13 +337,13 @@ class AnnotatedAnnotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     priority: _base.Omittable[Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class BlobResourceContents(_base.MCPModel):
@@ -387,7 +387,7 @@ class CallToolResult(_base.MCPModel, _base.Result):
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     """Whether the tool call ended in an error.
 
-If not set, this is assumed to be false (the call was successful)."""
+    If not set, this is assumed to be false (the call was successful)."""
 
 
 class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["CancelledNotificationParams"]):
@@ -411,7 +411,7 @@ class CancelledNotificationParams(_base.MCPModel):
     request_id: RequestId = Field(alias="requestId")
     """The ID of the request to cancel.
 
-This MUST correspond to the ID of a request previously issued in the same direction."""
+    This MUST correspond to the ID of a request previously issued in the same direction."""
 
 
 class ClientCapabilities(_base.MCPModel):
@@ -531,13 +531,13 @@ class EmbeddedResourceAnnotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     priority: _base.Omittable[Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequestParams", "GetPromptResult"]):
@@ -582,13 +582,13 @@ class ImageContentAnnotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     priority: _base.Omittable[Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class Implementation(_base.MCPModel):
@@ -623,7 +623,7 @@ class InitializeResult(_base.MCPModel, _base.Result):
     instructions: _base.Omittable[str] = None
     """Instructions describing how to use the server and its features.
 
-This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt."""
+    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt."""
     protocol_version: str = Field(alias="protocolVersion")
     """The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect."""
     server_info: Implementation = Field(alias="serverInfo")
@@ -719,7 +719,7 @@ class ListPromptsRequest(
 class ListPromptsRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class ListPromptsResult(_base.MCPModel, _base.Result):
@@ -729,7 +729,7 @@ class ListPromptsResult(_base.MCPModel, _base.Result):
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     prompts: list[Prompt]
 
 
@@ -748,7 +748,7 @@ class ListResourceTemplatesRequest(
 class ListResourceTemplatesRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
@@ -758,7 +758,7 @@ class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
 
 
@@ -776,7 +776,7 @@ class ListResourcesRequest(
 class ListResourcesRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class ListResourcesResult(_base.MCPModel, _base.Result):
@@ -786,7 +786,7 @@ class ListResourcesResult(_base.MCPModel, _base.Result):
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     resources: list[Resource]
 
 
@@ -840,7 +840,7 @@ class ListToolsRequest(
 class ListToolsRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class ListToolsResult(_base.MCPModel, _base.Result):
@@ -850,7 +850,7 @@ class ListToolsResult(_base.MCPModel, _base.Result):
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     tools: list[Tool]
 
 
@@ -881,13 +881,13 @@ class ModelHint(_base.MCPModel):
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
-The client SHOULD treat this as a substring of a model name; for example:
- - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
- - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
- - `claude` should match any Claude model
+    The client SHOULD treat this as a substring of a model name; for example:
+     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+     - `claude` should match any Claude model
 
-The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
- - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
+    The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
 class ModelPreferences(_base.MCPModel):
@@ -907,28 +907,28 @@ class ModelPreferences(_base.MCPModel):
         Field(default=None, alias="costPriority")
     )
     """How much to prioritize cost when selecting a model. A value of 0 means cost
-is not important, while a value of 1 means cost is the most important
-factor."""
+    is not important, while a value of 1 means cost is the most important
+    factor."""
     hints: _base.Omittable[list[ModelHint]] = None
     """Optional hints to use for model selection.
 
-If multiple hints are specified, the client MUST evaluate them in order
-(such that the first match is taken).
+    If multiple hints are specified, the client MUST evaluate them in order
+    (such that the first match is taken).
 
-The client SHOULD prioritize these hints over the numeric priorities, but
-MAY still use the priorities to select from ambiguous matches."""
+    The client SHOULD prioritize these hints over the numeric priorities, but
+    MAY still use the priorities to select from ambiguous matches."""
     intelligence_priority: _base.Omittable[
         Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]
     ] = Field(default=None, alias="intelligencePriority")
     """How much to prioritize intelligence and capabilities when selecting a
-model. A value of 0 means intelligence is not important, while a value of 1
-means intelligence is the most important factor."""
+    model. A value of 0 means intelligence is not important, while a value of 1
+    means intelligence is the most important factor."""
     speed_priority: _base.Omittable[Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="speedPriority")
     )
     """How much to prioritize sampling speed (latency) when selecting a model. A
-value of 0 means speed is not important, while a value of 1 means speed is
-the most important factor."""
+    value of 0 means speed is not important, while a value of 1 means speed is
+    the most important factor."""
 
 
 class Notification(_base.MCPModel):
@@ -949,7 +949,7 @@ class PaginatedRequest(_base.MCPModel):
 class PaginatedRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class PaginatedResult(_base.MCPModel):
@@ -957,7 +957,7 @@ class PaginatedResult(_base.MCPModel):
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
 
 
 class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestParams", None], "EmptyResult"]):
@@ -1098,17 +1098,17 @@ class Resource(_base.MCPModel):
     description: _base.Omittable[str] = None
     """A description of what this resource represents.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     name: str
     """A human-readable name for this resource.
 
-This can be used by clients to populate UI elements."""
+    This can be used by clients to populate UI elements."""
     size: _base.Omittable[int] = None
     """The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
-This can be used by Hosts to display file sizes and estimate context window usage."""
+    This can be used by Hosts to display file sizes and estimate context window usage."""
     uri: str
     """The URI of this resource."""
 
@@ -1117,13 +1117,13 @@ class ResourceAnnotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     priority: _base.Omittable[Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class ResourceContents(_base.MCPModel):
@@ -1167,13 +1167,13 @@ class ResourceTemplate(_base.MCPModel):
     description: _base.Omittable[str] = None
     """A description of what this template is for.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type."""
     name: str
     """A human-readable name for the type of resource this template refers to.
 
-This can be used by clients to populate UI elements."""
+    This can be used by clients to populate UI elements."""
     uri_template: str = Field(alias="uriTemplate")
     """A URI template (according to RFC 6570) that can be used to construct resource URIs."""
 
@@ -1182,13 +1182,13 @@ class ResourceTemplateAnnotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     priority: _base.Omittable[Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class ResourceUpdatedNotification(_base.MCPModelWithConstants, _base.Notification["ResourceUpdatedNotificationParams"]):
@@ -1215,12 +1215,12 @@ class Root(_base.MCPModel):
 
     name: _base.Omittable[str] = None
     """An optional name for the root. This can be used to provide a human-readable
-identifier for the root, which may be useful for display purposes or for
-referencing the root in other parts of the application."""
+    identifier for the root, which may be useful for display purposes or for
+    referencing the root in other parts of the application."""
     uri: str
     """The URI identifying the root. This *must* start with file:// for now.
-This restriction may be relaxed in future versions of the protocol to allow
-other URI schemes."""
+    This restriction may be relaxed in future versions of the protocol to allow
+    other URI schemes."""
 
 
 class RootsListChangedNotification(
@@ -1328,13 +1328,13 @@ class TextContentAnnotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     priority: _base.Omittable[Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class TextResourceContents(_base.MCPModel):

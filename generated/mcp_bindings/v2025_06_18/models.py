@@ -372,20 +372,20 @@ class Annotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     last_modified: _base.Omittable[str] = Field(default=None, alias="lastModified")
     """The moment the resource was last modified, as an ISO 8601 formatted string.
 
-Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
 
-Examples: last activity timestamp in an open file, timestamp when the resource
-was attached, etc."""
+    Examples: last activity timestamp in an open file, timestamp when the resource
+    was attached, etc."""
     priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class AudioContent(_base.MCPModelWithConstants):
@@ -410,11 +410,11 @@ class BaseMetadata(_base.MCPModel):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class BlobResourceContents(_base.MCPModel):
@@ -460,16 +460,16 @@ class CallToolResult(_base.MCPModel, _base.Result):
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     """Whether the tool call ended in an error.
 
-If not set, this is assumed to be false (the call was successful).
+    If not set, this is assumed to be false (the call was successful).
 
-Any errors that originate from the tool SHOULD be reported inside the result
-object, with `isError` set to true, _not_ as an MCP protocol-level error
-response. Otherwise, the LLM would not be able to see that an error occurred
-and self-correct.
+    Any errors that originate from the tool SHOULD be reported inside the result
+    object, with `isError` set to true, _not_ as an MCP protocol-level error
+    response. Otherwise, the LLM would not be able to see that an error occurred
+    and self-correct.
 
-However, any errors in _finding_ the tool, an error indicating that the
-server does not support tool calls, or any other exceptional conditions,
-should be reported as an MCP error response."""
+    However, any errors in _finding_ the tool, an error indicating that the
+    server does not support tool calls, or any other exceptional conditions,
+    should be reported as an MCP error response."""
     structured_content: _base.Omittable[dict[str, Any]] = Field(default=None, alias="structuredContent")
     """An optional JSON object that represents the structured result of the tool call."""
 
@@ -495,7 +495,7 @@ class CancelledNotificationParams(_base.MCPModel):
     request_id: RequestId = Field(alias="requestId")
     """The ID of the request to cancel.
 
-This MUST correspond to the ID of a request previously issued in the same direction."""
+    This MUST correspond to the ID of a request previously issued in the same direction."""
 
 
 class ClientCapabilities(_base.MCPModel):
@@ -587,7 +587,7 @@ class CreateMessageRequestParams(_base.MCPModel):
     max_tokens: int = Field(alias="maxTokens")
     """The requested maximum number of tokens to sample (to prevent runaway completions).
 
-The client MAY choose to sample fewer tokens than the requested maximum."""
+    The client MAY choose to sample fewer tokens than the requested maximum."""
     messages: list[SamplingMessage]
     metadata: _base.Omittable[dict[str, Any]] = None
     """Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific."""
@@ -626,7 +626,7 @@ class ElicitRequestParams(_base.MCPModel):
     """The message to present to the user."""
     requested_schema: ElicitRequestParamsRequestedSchema = Field(alias="requestedSchema")
     """A restricted subset of JSON Schema.
-Only top-level properties are allowed, without nesting."""
+    Only top-level properties are allowed, without nesting."""
 
 
 class ElicitRequestParamsRequestedSchema(_base.MCPModelWithConstants):
@@ -646,12 +646,12 @@ class ElicitResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     action: Literal["accept", "cancel", "decline"]
     """The user action in response to the elicitation.
-- "accept": User submitted the form/confirmed the action
-- "decline": User explicitly declined the action
-- "cancel": User dismissed without making an explicit choice"""
+    - "accept": User submitted the form/confirmed the action
+    - "decline": User explicitly declined the action
+    - "cancel": User dismissed without making an explicit choice"""
     content: _base.Omittable[dict[str, Union[str, int, bool]]] = None
     """The submitted form data, only present when action is "accept".
-Contains values matching the requested schema."""
+    Contains values matching the requested schema."""
 
 
 class EmbeddedResource(_base.MCPModelWithConstants):
@@ -726,11 +726,11 @@ class Implementation(_base.MCPModel):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     version: str
 
 
@@ -759,7 +759,7 @@ class InitializeResult(_base.MCPModel, _base.Result):
     instructions: _base.Omittable[str] = None
     """Instructions describing how to use the server and its features.
 
-This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt."""
+    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt."""
     protocol_version: str = Field(alias="protocolVersion")
     """The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect."""
     server_info: Implementation = Field(alias="serverInfo")
@@ -858,7 +858,7 @@ class ListPromptsRequest(
 class ListPromptsRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class ListPromptsResult(_base.MCPModel, _base.Result):
@@ -868,7 +868,7 @@ class ListPromptsResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     prompts: list[Prompt]
 
 
@@ -887,7 +887,7 @@ class ListResourceTemplatesRequest(
 class ListResourceTemplatesRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
@@ -897,7 +897,7 @@ class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
 
 
@@ -915,7 +915,7 @@ class ListResourcesRequest(
 class ListResourcesRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class ListResourcesResult(_base.MCPModel, _base.Result):
@@ -925,7 +925,7 @@ class ListResourcesResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     resources: list[Resource]
 
 
@@ -982,7 +982,7 @@ class ListToolsRequest(
 class ListToolsRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class ListToolsResult(_base.MCPModel, _base.Result):
@@ -992,7 +992,7 @@ class ListToolsResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     tools: list[Tool]
 
 
@@ -1023,13 +1023,13 @@ class ModelHint(_base.MCPModel):
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
-The client SHOULD treat this as a substring of a model name; for example:
- - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
- - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
- - `claude` should match any Claude model
+    The client SHOULD treat this as a substring of a model name; for example:
+     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+     - `claude` should match any Claude model
 
-The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
- - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
+    The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
 class ModelPreferences(_base.MCPModel):
@@ -1049,28 +1049,28 @@ class ModelPreferences(_base.MCPModel):
         Field(default=None, alias="costPriority")
     )
     """How much to prioritize cost when selecting a model. A value of 0 means cost
-is not important, while a value of 1 means cost is the most important
-factor."""
+    is not important, while a value of 1 means cost is the most important
+    factor."""
     hints: _base.Omittable[list[ModelHint]] = None
     """Optional hints to use for model selection.
 
-If multiple hints are specified, the client MUST evaluate them in order
-(such that the first match is taken).
+    If multiple hints are specified, the client MUST evaluate them in order
+    (such that the first match is taken).
 
-The client SHOULD prioritize these hints over the numeric priorities, but
-MAY still use the priorities to select from ambiguous matches."""
+    The client SHOULD prioritize these hints over the numeric priorities, but
+    MAY still use the priorities to select from ambiguous matches."""
     intelligence_priority: _base.Omittable[
         Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]
     ] = Field(default=None, alias="intelligencePriority")
     """How much to prioritize intelligence and capabilities when selecting a
-model. A value of 0 means intelligence is not important, while a value of 1
-means intelligence is the most important factor."""
+    model. A value of 0 means intelligence is not important, while a value of 1
+    means intelligence is the most important factor."""
     speed_priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="speedPriority")
     )
     """How much to prioritize sampling speed (latency) when selecting a model. A
-value of 0 means speed is not important, while a value of 1 means speed is
-the most important factor."""
+    value of 0 means speed is not important, while a value of 1 means speed is
+    the most important factor."""
 
 
 class Notification(_base.MCPModel):
@@ -1099,7 +1099,7 @@ class PaginatedRequest(_base.MCPModel):
 class PaginatedRequestParams(_base.MCPModel):
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class PaginatedResult(_base.MCPModel):
@@ -1107,7 +1107,7 @@ class PaginatedResult(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
 
 
 class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestParams", None], "EmptyResult"]):
@@ -1164,11 +1164,11 @@ class Prompt(_base.MCPModel):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class PromptArgument(_base.MCPModel):
@@ -1182,11 +1182,11 @@ class PromptArgument(_base.MCPModel):
     """Whether this argument must be provided."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class PromptListChangedNotification(
@@ -1223,11 +1223,11 @@ class PromptReference(_base.MCPModelWithConstants):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     type: Literal["ref/prompt"] = "ref/prompt"
 
 
@@ -1282,7 +1282,7 @@ class Resource(_base.MCPModel):
     description: _base.Omittable[str] = None
     """A description of what this resource represents.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     name: str
@@ -1290,14 +1290,14 @@ This can be used by clients to improve the LLM's understanding of available reso
     size: _base.Omittable[int] = None
     """The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
-This can be used by Hosts to display file sizes and estimate context window usage."""
+    This can be used by Hosts to display file sizes and estimate context window usage."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     uri: str
     """The URI of this resource."""
 
@@ -1326,7 +1326,7 @@ class ResourceLink(_base.MCPModelWithConstants):
     description: _base.Omittable[str] = None
     """A description of what this resource represents.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     name: str
@@ -1334,14 +1334,14 @@ This can be used by clients to improve the LLM's understanding of available reso
     size: _base.Omittable[int] = None
     """The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
-This can be used by Hosts to display file sizes and estimate context window usage."""
+    This can be used by Hosts to display file sizes and estimate context window usage."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     type: Literal["resource_link"] = "resource_link"
     uri: str
     """The URI of this resource."""
@@ -1373,18 +1373,18 @@ class ResourceTemplate(_base.MCPModel):
     description: _base.Omittable[str] = None
     """A description of what this template is for.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type."""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     uri_template: str = Field(alias="uriTemplate")
     """A URI template (according to RFC 6570) that can be used to construct resource URIs."""
 
@@ -1424,12 +1424,12 @@ class Root(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     name: _base.Omittable[str] = None
     """An optional name for the root. This can be used to provide a human-readable
-identifier for the root, which may be useful for display purposes or for
-referencing the root in other parts of the application."""
+    identifier for the root, which may be useful for display purposes or for
+    referencing the root in other parts of the application."""
     uri: str
     """The URI identifying the root. This *must* start with file:// for now.
-This restriction may be relaxed in future versions of the protocol to allow
-other URI schemes."""
+    This restriction may be relaxed in future versions of the protocol to allow
+    other URI schemes."""
 
 
 class RootsListChangedNotification(
@@ -1567,25 +1567,25 @@ class Tool(_base.MCPModel):
     annotations: _base.Omittable[ToolAnnotations] = None
     """Optional additional tool information.
 
-Display name precedence order is: title, annotations.title, then name."""
+    Display name precedence order is: title, annotations.title, then name."""
     description: _base.Omittable[str] = None
     """A human-readable description of the tool.
 
-This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model."""
     input_schema: ToolInputSchema = Field(alias="inputSchema")
     """A JSON Schema object defining the expected parameters for the tool."""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     output_schema: _base.Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
     """An optional JSON Schema object defining the structure of the tool's output returned in
-the structuredContent field of a CallToolResult."""
+    the structuredContent field of a CallToolResult."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class ToolAnnotations(_base.MCPModel):
@@ -1600,29 +1600,29 @@ class ToolAnnotations(_base.MCPModel):
 
     destructive_hint: _base.Omittable[bool] = Field(default=None, alias="destructiveHint")
     """If true, the tool may perform destructive updates to its environment.
-If false, the tool performs only additive updates.
+    If false, the tool performs only additive updates.
 
-(This property is meaningful only when `readOnlyHint == false`)
+    (This property is meaningful only when `readOnlyHint == false`)
 
-Default: true"""
+    Default: true"""
     idempotent_hint: _base.Omittable[bool] = Field(default=None, alias="idempotentHint")
     """If true, calling the tool repeatedly with the same arguments
-will have no additional effect on the its environment.
+    will have no additional effect on the its environment.
 
-(This property is meaningful only when `readOnlyHint == false`)
+    (This property is meaningful only when `readOnlyHint == false`)
 
-Default: false"""
+    Default: false"""
     open_world_hint: _base.Omittable[bool] = Field(default=None, alias="openWorldHint")
     """If true, this tool may interact with an "open world" of external
-entities. If false, the tool's domain of interaction is closed.
-For example, the world of a web search tool is open, whereas that
-of a memory tool is not.
+    entities. If false, the tool's domain of interaction is closed.
+    For example, the world of a web search tool is open, whereas that
+    of a memory tool is not.
 
-Default: true"""
+    Default: true"""
     read_only_hint: _base.Omittable[bool] = Field(default=None, alias="readOnlyHint")
     """If true, the tool does not modify its environment.
 
-Default: false"""
+    Default: false"""
     title: _base.Omittable[str] = None
     """A human-readable title for the tool."""
 

@@ -578,20 +578,20 @@ class Annotations(_base.MCPModel):
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended audience of this object or data is.
 
-It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
+    It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`)."""
     last_modified: _base.Omittable[str] = Field(default=None, alias="lastModified")
     """The moment the resource was last modified, as an ISO 8601 formatted string.
 
-Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
+    Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z").
 
-Examples: last activity timestamp in an open file, timestamp when the resource
-was attached, etc."""
+    Examples: last activity timestamp in an open file, timestamp when the resource
+    was attached, etc."""
     priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = None
     """Describes how important this data is for operating the server.
 
-A value of 1 means "most important," and indicates that the data is
-effectively required, while 0 means "least important," and indicates that
-the data is entirely optional."""
+    A value of 1 means "most important," and indicates that the data is
+    effectively required, while 0 means "least important," and indicates that
+    the data is entirely optional."""
 
 
 class AudioContent(_base.MCPModelWithConstants):
@@ -616,11 +616,11 @@ class BaseMetadata(_base.MCPModel):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class BlobResourceContents(_base.MCPModel):
@@ -664,11 +664,11 @@ class CallToolRequestParams(_base.MCPModel):
     """The name of the tool."""
     task: _base.Omittable[TaskMetadata] = None
     """If specified, the caller is requesting task-augmented execution for this request.
-The request will return a CreateTaskResult immediately, and the actual result can be
-retrieved later via tasks/result.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
 
-Task augmentation is subject to capability negotiation - receivers MUST declare support
-for task augmentation of specific request types in their capabilities."""
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities."""
 
 
 class CallToolRequestParamsMeta(_base.MCPModel):
@@ -688,16 +688,16 @@ class CallToolResult(_base.MCPModel, _base.Result):
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     """Whether the tool call ended in an error.
 
-If not set, this is assumed to be false (the call was successful).
+    If not set, this is assumed to be false (the call was successful).
 
-Any errors that originate from the tool SHOULD be reported inside the result
-object, with `isError` set to true, _not_ as an MCP protocol-level error
-response. Otherwise, the LLM would not be able to see that an error occurred
-and self-correct.
+    Any errors that originate from the tool SHOULD be reported inside the result
+    object, with `isError` set to true, _not_ as an MCP protocol-level error
+    response. Otherwise, the LLM would not be able to see that an error occurred
+    and self-correct.
 
-However, any errors in _finding_ the tool, an error indicating that the
-server does not support tool calls, or any other exceptional conditions,
-should be reported as an MCP error response."""
+    However, any errors in _finding_ the tool, an error indicating that the
+    server does not support tool calls, or any other exceptional conditions,
+    should be reported as an MCP error response."""
     structured_content: _base.Omittable[dict[str, Any]] = Field(default=None, alias="structuredContent")
     """An optional JSON object that represents the structured result of the tool call."""
 
@@ -733,10 +733,10 @@ class CancelTaskResult(_base.MCPModel, _base.Result):
     """Current task state."""
     status_message: _base.Omittable[str] = Field(default=None, alias="statusMessage")
     """Optional human-readable message describing the current task state.
-This can provide context for any status, including:
-- Reasons for "cancelled" status
-- Summaries for "completed" status
-- Diagnostic information for "failed" status (e.g., error details, what went wrong)"""
+    This can provide context for any status, including:
+    - Reasons for "cancelled" status
+    - Summaries for "completed" status
+    - Diagnostic information for "failed" status (e.g., error details, what went wrong)"""
     task_id: str = Field(alias="taskId")
     """The task identifier."""
     ttl: Union[int, None]
@@ -771,9 +771,9 @@ class CancelledNotificationParams(_base.MCPModel):
     request_id: _base.Omittable[RequestId] = Field(default=None, alias="requestId")
     """The ID of the request to cancel.
 
-This MUST correspond to the ID of a request previously issued in the same direction.
-This MUST be provided for cancelling non-task requests.
-This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead)."""
+    This MUST correspond to the ID of a request previously issued in the same direction.
+    This MUST be provided for cancelling non-task requests.
+    This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request instead)."""
 
 
 class ClientCapabilities(_base.MCPModel):
@@ -810,7 +810,7 @@ class ClientCapabilitiesSampling(_base.MCPModel):
 
     context: _base.Omittable[dict[str, Any]] = None
     """Whether the client supports context inclusion via includeContext parameter.
-If not declared, servers SHOULD only use `includeContext: "none"` (or omit it)."""
+    If not declared, servers SHOULD only use `includeContext: "none"` (or omit it)."""
     tools: _base.Omittable[dict[str, Any]] = None
     """Whether the client supports tool use via tools and toolChoice parameters."""
 
@@ -934,14 +934,14 @@ class CreateMessageRequestParams(_base.MCPModel):
         default=None, alias="includeContext"
     )
     """A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
-The client MAY ignore this request.
+    The client MAY ignore this request.
 
-Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
-declares ClientCapabilities.sampling.context. These values may be removed in future spec releases."""
+    Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
+    declares ClientCapabilities.sampling.context. These values may be removed in future spec releases."""
     max_tokens: int = Field(alias="maxTokens")
     """The requested maximum number of tokens to sample (to prevent runaway completions).
 
-The client MAY choose to sample fewer tokens than the requested maximum."""
+    The client MAY choose to sample fewer tokens than the requested maximum."""
     messages: list[SamplingMessage]
     metadata: _base.Omittable[dict[str, Any]] = None
     """Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific."""
@@ -952,19 +952,19 @@ The client MAY choose to sample fewer tokens than the requested maximum."""
     """An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt."""
     task: _base.Omittable[TaskMetadata] = None
     """If specified, the caller is requesting task-augmented execution for this request.
-The request will return a CreateTaskResult immediately, and the actual result can be
-retrieved later via tasks/result.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
 
-Task augmentation is subject to capability negotiation - receivers MUST declare support
-for task augmentation of specific request types in their capabilities."""
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities."""
     temperature: _base.Omittable[Union[int, float]] = None
     tool_choice: _base.Omittable[ToolChoice] = Field(default=None, alias="toolChoice")
     """Controls how the model uses tools.
-The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
-Default is `{ mode: "auto" }`."""
+    The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
+    Default is `{ mode: "auto" }`."""
     tools: _base.Omittable[list[Tool]] = None
     """Tools that the model may use during generation.
-The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared."""
+    The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared."""
 
 
 class CreateMessageRequestParamsMeta(_base.MCPModel):
@@ -990,13 +990,13 @@ class CreateMessageResult(_base.MCPModel, _base.Result):
     stop_reason: _base.Omittable[str] = Field(default=None, alias="stopReason")
     """The reason why sampling stopped, if known.
 
-Standard values:
-- "endTurn": Natural end of the assistant's turn
-- "stopSequence": A stop sequence was encountered
-- "maxTokens": Maximum token limit was reached
-- "toolUse": The model wants to use one or more tools
+    Standard values:
+    - "endTurn": Natural end of the assistant's turn
+    - "stopSequence": A stop sequence was encountered
+    - "maxTokens": Maximum token limit was reached
+    - "toolUse": The model wants to use one or more tools
 
-This field is an open string to allow for provider-specific stop reasons."""
+    This field is an open string to allow for provider-specific stop reasons."""
 
 
 class CreateTaskResult(_base.MCPModel, _base.Result):
@@ -1029,14 +1029,14 @@ class ElicitRequestFormParams(_base.MCPModel):
     """The elicitation mode."""
     requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
     """A restricted subset of JSON Schema.
-Only top-level properties are allowed, without nesting."""
+    Only top-level properties are allowed, without nesting."""
     task: _base.Omittable[TaskMetadata] = None
     """If specified, the caller is requesting task-augmented execution for this request.
-The request will return a CreateTaskResult immediately, and the actual result can be
-retrieved later via tasks/result.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
 
-Task augmentation is subject to capability negotiation - receivers MUST declare support
-for task augmentation of specific request types in their capabilities."""
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities."""
 
 
 class ElicitRequestFormParamsMeta(_base.MCPModel):
@@ -1065,18 +1065,18 @@ class ElicitRequestURLParams(_base.MCPModelWithConstants):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     elicitation_id: str = Field(alias="elicitationId")
     """The ID of the elicitation, which must be unique within the context of the server.
-The client MUST treat this ID as an opaque value."""
+    The client MUST treat this ID as an opaque value."""
     message: str
     """The message to present to the user explaining why the interaction is needed."""
     mode: Literal["url"] = "url"
     """The elicitation mode."""
     task: _base.Omittable[TaskMetadata] = None
     """If specified, the caller is requesting task-augmented execution for this request.
-The request will return a CreateTaskResult immediately, and the actual result can be
-retrieved later via tasks/result.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
 
-Task augmentation is subject to capability negotiation - receivers MUST declare support
-for task augmentation of specific request types in their capabilities."""
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities."""
     url: str
     """The URL that the user should navigate to."""
 
@@ -1095,13 +1095,13 @@ class ElicitResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     action: Literal["accept", "cancel", "decline"]
     """The user action in response to the elicitation.
-- "accept": User submitted the form/confirmed the action
-- "decline": User explicitly decline the action
-- "cancel": User dismissed without making an explicit choice"""
+    - "accept": User submitted the form/confirmed the action
+    - "decline": User explicitly decline the action
+    - "cancel": User dismissed without making an explicit choice"""
     content: _base.Omittable[dict[str, Union[list[str], str, int, bool]]] = None
     """The submitted form data, only present when action is "accept" and mode was "form".
-Contains values matching the requested schema.
-Omitted for out-of-band mode responses."""
+    Contains values matching the requested schema.
+    Omitted for out-of-band mode responses."""
 
 
 class ElicitationCompleteNotification(
@@ -1242,10 +1242,10 @@ class GetTaskResult(_base.MCPModel, _base.Result):
     """Current task state."""
     status_message: _base.Omittable[str] = Field(default=None, alias="statusMessage")
     """Optional human-readable message describing the current task state.
-This can provide context for any status, including:
-- Reasons for "cancelled" status
-- Summaries for "completed" status
-- Diagnostic information for "failed" status (e.g., error details, what went wrong)"""
+    This can provide context for any status, including:
+    - Reasons for "cancelled" status
+    - Summaries for "completed" status
+    - Diagnostic information for "failed" status (e.g., error details, what went wrong)"""
     task_id: str = Field(alias="taskId")
     """The task identifier."""
     ttl: Union[int, None]
@@ -1257,27 +1257,27 @@ class Icon(_base.MCPModel):
 
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """Optional MIME type override if the source MIME type is missing or generic.
-For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`."""
+    For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`."""
     sizes: _base.Omittable[list[str]] = None
     """Optional array of strings that specify sizes at which the icon can be used.
-Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
+    Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
 
-If not provided, the client should assume that the icon can be used at any size."""
+    If not provided, the client should assume that the icon can be used at any size."""
     src: str
     """A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
-`data:` URI with Base64-encoded image data.
+    `data:` URI with Base64-encoded image data.
 
-Consumers SHOULD takes steps to ensure URLs serving icons are from the
-same domain as the client/server or a trusted domain.
+    Consumers SHOULD takes steps to ensure URLs serving icons are from the
+    same domain as the client/server or a trusted domain.
 
-Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
-executable JavaScript."""
+    Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
+    executable JavaScript."""
     theme: _base.Omittable[Literal["dark", "light"]] = None
     """Optional specifier for the theme this icon is designed for. `light` indicates
-the icon is designed to be used with a light background, and `dark` indicates
-the icon is designed to be used with a dark background.
+    the icon is designed to be used with a light background, and `dark` indicates
+    the icon is designed to be used with a dark background.
 
-If not provided, the client should assume the icon can be used with any theme."""
+    If not provided, the client should assume the icon can be used with any theme."""
 
 
 class Icons(_base.MCPModel):
@@ -1286,13 +1286,13 @@ class Icons(_base.MCPModel):
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
 
 
 class ImageContent(_base.MCPModelWithConstants):
@@ -1316,28 +1316,28 @@ class Implementation(_base.MCPModel):
     description: _base.Omittable[str] = None
     """An optional human-readable description of what this implementation does.
 
-This can be used by clients or servers to provide context about their purpose
-and capabilities. For example, a server might describe the types of resources
-or tools it provides, while a client might describe its intended use case."""
+    This can be used by clients or servers to provide context about their purpose
+    and capabilities. For example, a server might describe the types of resources
+    or tools it provides, while a client might describe its intended use case."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     version: str
     website_url: _base.Omittable[str] = Field(default=None, alias="websiteUrl")
     """An optional URL of the website for this implementation."""
@@ -1381,7 +1381,7 @@ class InitializeResult(_base.MCPModel, _base.Result):
     instructions: _base.Omittable[str] = None
     """Instructions describing how to use the server and its features.
 
-This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt."""
+    This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt."""
     protocol_version: str = Field(alias="protocolVersion")
     """The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect."""
     server_info: Implementation = Field(alias="serverInfo")
@@ -1444,7 +1444,7 @@ class LegacyTitledEnumSchema(_base.MCPModelWithConstants):
     enum: list[str]
     enum_names: _base.Omittable[list[str]] = Field(default=None, alias="enumNames")
     """(Legacy) Display names for enum values.
-Non-standard according to JSON schema 2020-12."""
+    Non-standard according to JSON schema 2020-12."""
     title: _base.Omittable[str] = None
     type: Literal["string"] = "string"
 
@@ -1469,7 +1469,7 @@ class ListPromptsResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     prompts: list[Prompt]
 
 
@@ -1493,7 +1493,7 @@ class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
 
 
@@ -1517,7 +1517,7 @@ class ListResourcesResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     resources: list[Resource]
 
 
@@ -1568,7 +1568,7 @@ class ListTasksResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     tasks: list[Task]
 
 
@@ -1592,7 +1592,7 @@ class ListToolsResult(_base.MCPModel, _base.Result):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     tools: list[Tool]
 
 
@@ -1628,13 +1628,13 @@ class ModelHint(_base.MCPModel):
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
-The client SHOULD treat this as a substring of a model name; for example:
- - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
- - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
- - `claude` should match any Claude model
+    The client SHOULD treat this as a substring of a model name; for example:
+     - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
+     - `sonnet` should match `claude-3-5-sonnet-20241022`, `claude-3-sonnet-20240229`, etc.
+     - `claude` should match any Claude model
 
-The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
- - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
+    The client MAY also map the string to a different provider's model name or a different model family, as long as it fills a similar niche; for example:
+     - `gemini-1.5-flash` could match `claude-3-haiku-20240307`"""
 
 
 class ModelPreferences(_base.MCPModel):
@@ -1654,28 +1654,28 @@ class ModelPreferences(_base.MCPModel):
         Field(default=None, alias="costPriority")
     )
     """How much to prioritize cost when selecting a model. A value of 0 means cost
-is not important, while a value of 1 means cost is the most important
-factor."""
+    is not important, while a value of 1 means cost is the most important
+    factor."""
     hints: _base.Omittable[list[ModelHint]] = None
     """Optional hints to use for model selection.
 
-If multiple hints are specified, the client MUST evaluate them in order
-(such that the first match is taken).
+    If multiple hints are specified, the client MUST evaluate them in order
+    (such that the first match is taken).
 
-The client SHOULD prioritize these hints over the numeric priorities, but
-MAY still use the priorities to select from ambiguous matches."""
+    The client SHOULD prioritize these hints over the numeric priorities, but
+    MAY still use the priorities to select from ambiguous matches."""
     intelligence_priority: _base.Omittable[
         Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]
     ] = Field(default=None, alias="intelligencePriority")
     """How much to prioritize intelligence and capabilities when selecting a
-model. A value of 0 means intelligence is not important, while a value of 1
-means intelligence is the most important factor."""
+    model. A value of 0 means intelligence is not important, while a value of 1
+    means intelligence is the most important factor."""
     speed_priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="speedPriority")
     )
     """How much to prioritize sampling speed (latency) when selecting a model. A
-value of 0 means speed is not important, while a value of 1 means speed is
-the most important factor."""
+    value of 0 means speed is not important, while a value of 1 means speed is
+    the most important factor."""
 
 
 class Notification(_base.MCPModel):
@@ -1712,7 +1712,7 @@ class PaginatedRequestParams(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class PaginatedRequestParamsMeta(_base.MCPModel):
@@ -1727,7 +1727,7 @@ class PaginatedResult(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
 
 
 class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["RequestParams", None], "EmptyResult"]):
@@ -1778,22 +1778,22 @@ class Prompt(_base.MCPModel):
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class PromptArgument(_base.MCPModel):
@@ -1807,11 +1807,11 @@ class PromptArgument(_base.MCPModel):
     """Whether this argument must be provided."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class PromptListChangedNotification(_base.MCPModelWithConstants, _base.Notification[Union["NotificationParams", None]]):
@@ -1842,11 +1842,11 @@ class PromptReference(_base.MCPModelWithConstants):
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     type: Literal["ref/prompt"] = "ref/prompt"
 
 
@@ -1924,17 +1924,17 @@ class Resource(_base.MCPModel):
     description: _base.Omittable[str] = None
     """A description of what this resource represents.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     name: str
@@ -1942,14 +1942,14 @@ Clients that support rendering icons SHOULD also support:
     size: _base.Omittable[int] = None
     """The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
-This can be used by Hosts to display file sizes and estimate context window usage."""
+    This can be used by Hosts to display file sizes and estimate context window usage."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     uri: str
     """The URI of this resource."""
 
@@ -1978,17 +1978,17 @@ class ResourceLink(_base.MCPModelWithConstants):
     description: _base.Omittable[str] = None
     """A description of what this resource represents.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     name: str
@@ -1996,14 +1996,14 @@ Clients that support rendering icons SHOULD also support:
     size: _base.Omittable[int] = None
     """The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
-This can be used by Hosts to display file sizes and estimate context window usage."""
+    This can be used by Hosts to display file sizes and estimate context window usage."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     type: Literal["resource_link"] = "resource_link"
     uri: str
     """The URI of this resource."""
@@ -2047,28 +2047,28 @@ class ResourceTemplate(_base.MCPModel):
     description: _base.Omittable[str] = None
     """A description of what this template is for.
 
-This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type."""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
     uri_template: str = Field(alias="uriTemplate")
     """A URI template (according to RFC 6570) that can be used to construct resource URIs."""
 
@@ -2113,12 +2113,12 @@ class Root(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     name: _base.Omittable[str] = None
     """An optional name for the root. This can be used to provide a human-readable
-identifier for the root, which may be useful for display purposes or for
-referencing the root in other parts of the application."""
+    identifier for the root, which may be useful for display purposes or for
+    referencing the root in other parts of the application."""
     uri: str
     """The URI identifying the root. This *must* start with file:// for now.
-This restriction may be relaxed in future versions of the protocol to allow
-other URI schemes."""
+    This restriction may be relaxed in future versions of the protocol to allow
+    other URI schemes."""
 
 
 class RootsListChangedNotification(_base.MCPModelWithConstants, _base.Notification[Union["NotificationParams", None]]):
@@ -2289,10 +2289,10 @@ class Task(_base.MCPModel):
     """Current task state."""
     status_message: _base.Omittable[str] = Field(default=None, alias="statusMessage")
     """Optional human-readable message describing the current task state.
-This can provide context for any status, including:
-- Reasons for "cancelled" status
-- Summaries for "completed" status
-- Diagnostic information for "failed" status (e.g., error details, what went wrong)"""
+    This can provide context for any status, including:
+    - Reasons for "cancelled" status
+    - Summaries for "completed" status
+    - Diagnostic information for "failed" status (e.g., error details, what went wrong)"""
     task_id: str = Field(alias="taskId")
     """The task identifier."""
     ttl: Union[int, None]
@@ -2306,11 +2306,11 @@ class TaskAugmentedRequestParams(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     task: _base.Omittable[TaskMetadata] = None
     """If specified, the caller is requesting task-augmented execution for this request.
-The request will return a CreateTaskResult immediately, and the actual result can be
-retrieved later via tasks/result.
+    The request will return a CreateTaskResult immediately, and the actual result can be
+    retrieved later via tasks/result.
 
-Task augmentation is subject to capability negotiation - receivers MUST declare support
-for task augmentation of specific request types in their capabilities."""
+    Task augmentation is subject to capability negotiation - receivers MUST declare support
+    for task augmentation of specific request types in their capabilities."""
 
 
 class TaskAugmentedRequestParamsMeta(_base.MCPModel):
@@ -2353,10 +2353,10 @@ class TaskStatusNotificationParams(_base.MCPModel):
     """Current task state."""
     status_message: _base.Omittable[str] = Field(default=None, alias="statusMessage")
     """Optional human-readable message describing the current task state.
-This can provide context for any status, including:
-- Reasons for "cancelled" status
-- Summaries for "completed" status
-- Diagnostic information for "failed" status (e.g., error details, what went wrong)"""
+    This can provide context for any status, including:
+    - Reasons for "cancelled" status
+    - Summaries for "completed" status
+    - Diagnostic information for "failed" status (e.g., error details, what went wrong)"""
     task_id: str = Field(alias="taskId")
     """The task identifier."""
     ttl: Union[int, None]
@@ -2450,40 +2450,40 @@ class Tool(_base.MCPModel):
     annotations: _base.Omittable[ToolAnnotations] = None
     """Optional additional tool information.
 
-Display name precedence order is: title, annotations.title, then name."""
+    Display name precedence order is: title, annotations.title, then name."""
     description: _base.Omittable[str] = None
     """A human-readable description of the tool.
 
-This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model."""
+    This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model."""
     execution: _base.Omittable[ToolExecution] = None
     """Execution-related properties for this tool."""
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
-Clients that support rendering icons MUST support at least the following MIME types:
-- `image/png` - PNG images (safe, universal compatibility)
-- `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
+    Clients that support rendering icons MUST support at least the following MIME types:
+    - `image/png` - PNG images (safe, universal compatibility)
+    - `image/jpeg` (and `image/jpg`) - JPEG images (safe, universal compatibility)
 
-Clients that support rendering icons SHOULD also support:
-- `image/svg+xml` - SVG images (scalable but requires security precautions)
-- `image/webp` - WebP images (modern, efficient format)"""
+    Clients that support rendering icons SHOULD also support:
+    - `image/svg+xml` - SVG images (scalable but requires security precautions)
+    - `image/webp` - WebP images (modern, efficient format)"""
     input_schema: ToolInputSchema = Field(alias="inputSchema")
     """A JSON Schema object defining the expected parameters for the tool."""
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     output_schema: _base.Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
     """An optional JSON Schema object defining the structure of the tool's output returned in
-the structuredContent field of a CallToolResult.
+    the structuredContent field of a CallToolResult.
 
-Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
-Currently restricted to type: "object" at the root level."""
+    Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
+    Currently restricted to type: "object" at the root level."""
     title: _base.Omittable[str] = None
     """Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
-even by those unfamiliar with domain-specific terminology.
+    even by those unfamiliar with domain-specific terminology.
 
-If not provided, the name should be used for display (except for Tool,
-where `annotations.title` should be given precedence over using `name`,
-if present)."""
+    If not provided, the name should be used for display (except for Tool,
+    where `annotations.title` should be given precedence over using `name`,
+    if present)."""
 
 
 class ToolAnnotations(_base.MCPModel):
@@ -2498,29 +2498,29 @@ class ToolAnnotations(_base.MCPModel):
 
     destructive_hint: _base.Omittable[bool] = Field(default=None, alias="destructiveHint")
     """If true, the tool may perform destructive updates to its environment.
-If false, the tool performs only additive updates.
+    If false, the tool performs only additive updates.
 
-(This property is meaningful only when `readOnlyHint == false`)
+    (This property is meaningful only when `readOnlyHint == false`)
 
-Default: true"""
+    Default: true"""
     idempotent_hint: _base.Omittable[bool] = Field(default=None, alias="idempotentHint")
     """If true, calling the tool repeatedly with the same arguments
-will have no additional effect on its environment.
+    will have no additional effect on its environment.
 
-(This property is meaningful only when `readOnlyHint == false`)
+    (This property is meaningful only when `readOnlyHint == false`)
 
-Default: false"""
+    Default: false"""
     open_world_hint: _base.Omittable[bool] = Field(default=None, alias="openWorldHint")
     """If true, this tool may interact with an "open world" of external
-entities. If false, the tool's domain of interaction is closed.
-For example, the world of a web search tool is open, whereas that
-of a memory tool is not.
+    entities. If false, the tool's domain of interaction is closed.
+    For example, the world of a web search tool is open, whereas that
+    of a memory tool is not.
 
-Default: true"""
+    Default: true"""
     read_only_hint: _base.Omittable[bool] = Field(default=None, alias="readOnlyHint")
     """If true, the tool does not modify its environment.
 
-Default: false"""
+    Default: false"""
     title: _base.Omittable[str] = None
     """A human-readable title for the tool."""
 
@@ -2530,9 +2530,9 @@ class ToolChoice(_base.MCPModel):
 
     mode: _base.Omittable[Literal["auto", "none", "required"]] = None
     """Controls the tool use ability of the model:
-- "auto": Model decides whether to use tools (default)
-- "required": Model MUST use at least one tool before completing
-- "none": Model MUST NOT use any tools"""
+    - "auto": Model decides whether to use tools (default)
+    - "required": Model MUST use at least one tool before completing
+    - "none": Model MUST NOT use any tools"""
 
 
 class ToolExecution(_base.MCPModel):
@@ -2542,14 +2542,14 @@ class ToolExecution(_base.MCPModel):
         default=None, alias="taskSupport"
     )
     """Indicates whether this tool supports task-augmented execution.
-This allows clients to handle long-running operations through polling
-the task system.
+    This allows clients to handle long-running operations through polling
+    the task system.
 
-- "forbidden": Tool does not support task-augmented execution (default when absent)
-- "optional": Tool may support task-augmented execution
-- "required": Tool requires task-augmented execution
+    - "forbidden": Tool does not support task-augmented execution (default when absent)
+    - "optional": Tool may support task-augmented execution
+    - "required": Tool requires task-augmented execution
 
-Default: "forbidden\""""
+    Default: "forbidden\""""
 
 
 class ToolInputSchema(_base.MCPModelWithConstants):
@@ -2592,27 +2592,27 @@ class ToolResultContent(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """Optional metadata about the tool result. Clients SHOULD preserve this field when
-including tool results in subsequent sampling requests to enable caching optimizations.
+    including tool results in subsequent sampling requests to enable caching optimizations.
 
-See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     content: list[ContentBlock]
     """The unstructured result content of the tool use.
 
-This has the same format as CallToolResult.content and can include text, images,
-audio, resource links, and embedded resources."""
+    This has the same format as CallToolResult.content and can include text, images,
+    audio, resource links, and embedded resources."""
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     """Whether the tool use resulted in an error.
 
-If true, the content typically describes the error that occurred.
-Default: false"""
+    If true, the content typically describes the error that occurred.
+    Default: false"""
     structured_content: _base.Omittable[dict[str, Any]] = Field(default=None, alias="structuredContent")
     """An optional structured result object.
 
-If the tool defined an outputSchema, this SHOULD conform to that schema."""
+    If the tool defined an outputSchema, this SHOULD conform to that schema."""
     tool_use_id: str = Field(alias="toolUseId")
     """The ID of the tool use this result corresponds to.
 
-This MUST match the ID from a previous ToolUseContent."""
+    This MUST match the ID from a previous ToolUseContent."""
     type: Literal["tool_result"] = "tool_result"
 
 
@@ -2622,13 +2622,13 @@ class ToolUseContent(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """Optional metadata about the tool use. Clients SHOULD preserve this field when
-including tool uses in subsequent sampling requests to enable caching optimizations.
+    including tool uses in subsequent sampling requests to enable caching optimizations.
 
-See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
+    See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     id: str
     """A unique identifier for this tool use.
 
-This ID is used to match tool results to their corresponding tool uses."""
+    This ID is used to match tool results to their corresponding tool uses."""
     input: dict[str, Any]
     """The arguments to pass to the tool, conforming to the tool's input schema."""
     name: str

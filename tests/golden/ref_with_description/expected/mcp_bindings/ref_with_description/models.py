@@ -37,7 +37,7 @@ class ListToolsResult(_base.MCPModel):
 
     next_cursor: _base.Omittable[Cursor] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
-If present, there may be more results available."""
+    If present, there may be more results available."""
     tools: list[Tool]
 
 
@@ -46,7 +46,7 @@ class PaginatedRequestParams(_base.MCPModel):
 
     cursor: _base.Omittable[Cursor] = None
     """An opaque token representing the current pagination position.
-If provided, the server should return results starting after this cursor."""
+    If provided, the server should return results starting after this cursor."""
 
 
 class Tool(_base.MCPModel):

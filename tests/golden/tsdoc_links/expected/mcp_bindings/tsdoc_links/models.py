@@ -38,8 +38,8 @@ class CallToolResult(_base.MCPModel):
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     """Whether the tool call ended in an error.
 
-If not set, this is assumed to be false (the call was successful).
-See `Tool` for how errors are reported."""
+    If not set, this is assumed to be false (the call was successful).
+    See `Tool` for how errors are reported."""
 
 
 class ListToolsResult(_base.MCPModel):
@@ -57,7 +57,7 @@ class Tool(_base.MCPModel):
     )
     """Whether this tool supports task-augmented execution.
 
-Default: "forbidden\""""
+    Default: "forbidden\""""
 
 
 # Request -> result pairs (see INTERFACES.md); assigned here because results may be defined later.
