@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 
 from . import __version__
+from .formatting import CHUNK_MARKER
 from .ir import VersionIR
 from .spec_loader import module_name_for
 from .views import BASE, ModelsView, python_string
@@ -38,6 +39,7 @@ def make_environment(template_dirs: list[Path]) -> jinja2.Environment:
         autoescape=False,
     )
     environment.filters.update(FILTERS)
+    environment.globals["chunk"] = CHUNK_MARKER  # see formatting.split_chunks
     return environment
 
 

@@ -193,9 +193,9 @@ __all__ = [
     "UntitledSingleSelectEnumSchema",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ClientNotification: TypeAlias = "CancelledNotification"
 else:
@@ -207,6 +207,7 @@ On stdio, the server also sends this notification, solely to terminate a `subscr
 The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 
 This notification indicates that the result will be unused, so any associated processing SHOULD cease."""
+
 
 if TYPE_CHECKING:
     ClientRequest: TypeAlias = Annotated[
@@ -244,11 +245,13 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ClientResult: TypeAlias = "Result"
 else:
     ClientResult = TypeAliasType("ClientResult", "Result")
 """Common result fields."""
+
 
 if TYPE_CHECKING:
     ContentBlock: TypeAlias = Annotated[
@@ -264,11 +267,13 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     Cursor: TypeAlias = str
 else:
     Cursor = TypeAliasType("Cursor", str)
 """An opaque token used to represent a cursor for pagination."""
+
 
 if TYPE_CHECKING:
     ElicitRequestParams: TypeAlias = Union["ElicitRequestFormParams", "ElicitRequestURLParams"]
@@ -277,6 +282,7 @@ else:
         "ElicitRequestParams", Union["ElicitRequestFormParams", "ElicitRequestURLParams"]
     )
 """The parameters for a request to elicit additional information from the user via the client."""
+
 
 if TYPE_CHECKING:
     EnumSchema: TypeAlias = Union[
@@ -298,6 +304,7 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     InputRequest: TypeAlias = Annotated[
         Union["CreateMessageRequest", "ListRootsRequest", "ElicitRequest"], Field(discriminator="method")
@@ -308,6 +315,7 @@ else:
         Annotated[Union["CreateMessageRequest", "ListRootsRequest", "ElicitRequest"], Field(discriminator="method")],
     )
 
+
 if TYPE_CHECKING:
     InputRequests: TypeAlias = dict[str, "InputRequest"]
 else:
@@ -315,10 +323,12 @@ else:
 """A map of server-initiated requests that the client must fulfill.
 Keys are server-assigned identifiers; values are the request objects."""
 
+
 if TYPE_CHECKING:
     InputResponse: TypeAlias = Union["CreateMessageResult", "ListRootsResult", "ElicitResult"]
 else:
     InputResponse = TypeAliasType("InputResponse", Union["CreateMessageResult", "ListRootsResult", "ElicitResult"])
+
 
 if TYPE_CHECKING:
     InputResponses: TypeAlias = dict[str, "InputResponse"]
@@ -328,15 +338,18 @@ else:
 Keys correspond to the keys in the `InputRequests` map;
 values are the client's result for each request."""
 
+
 if TYPE_CHECKING:
     JSONArray: TypeAlias = list["JSONValue"]
 else:
     JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
 
+
 if TYPE_CHECKING:
     JSONObject: TypeAlias = dict[str, "JSONValue"]
 else:
     JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
+
 
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = Union[
@@ -349,16 +362,19 @@ else:
     )
 """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
 
+
 if TYPE_CHECKING:
     JSONRPCResponse: TypeAlias = Union["JSONRPCResultResponse", "JSONRPCErrorResponse"]
 else:
     JSONRPCResponse = TypeAliasType("JSONRPCResponse", Union["JSONRPCResultResponse", "JSONRPCErrorResponse"])
 """A response to a request, containing either the result or error."""
 
+
 if TYPE_CHECKING:
     JSONValue: TypeAlias = Union["JSONObject", list["JSONValue"], str, int, float, bool, None]
 else:
     JSONValue = TypeAliasType("JSONValue", Union["JSONObject", list["JSONValue"], str, int, float, bool, None])
+
 
 if TYPE_CHECKING:
     LoggingLevel: TypeAlias = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]
@@ -370,6 +386,7 @@ else:
 
 These map to syslog message severities, as specified in RFC-5424:
 https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1"""
+
 
 if TYPE_CHECKING:
     MetaObject: TypeAlias = dict[str, Any]
@@ -391,12 +408,14 @@ Valid keys have two segments:
 - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
 - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or dots (`.`)."""
 
+
 if TYPE_CHECKING:
     MultiSelectEnumSchema: TypeAlias = Union["UntitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchema"]
 else:
     MultiSelectEnumSchema = TypeAliasType(
         "MultiSelectEnumSchema", Union["UntitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchema"]
     )
+
 
 if TYPE_CHECKING:
     PrimitiveSchemaDefinition: TypeAlias = Union[
@@ -426,17 +445,20 @@ else:
 """Restricted schema definitions that only allow primitive types
 without nested objects or arrays."""
 
+
 if TYPE_CHECKING:
     ProgressToken: TypeAlias = Union[str, int]
 else:
     ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
 """A progress token, used to associate progress notifications with the original request."""
 
+
 if TYPE_CHECKING:
     RequestId: TypeAlias = Union[str, int]
 else:
     RequestId = TypeAliasType("RequestId", Union[str, int])
 """A uniquely identifying ID for a request in JSON-RPC."""
+
 
 if TYPE_CHECKING:
     ResultType: TypeAlias = str
@@ -448,11 +470,13 @@ determine how to parse the response.
 complete - the request completed successfully and the result contains the final content.
 input_required - the request requires additional input and the result contains an `InputRequiredResult` object with instructions for the client to provide additional input before retrying the original request."""
 
+
 if TYPE_CHECKING:
     Role: TypeAlias = Literal["assistant", "user"]
 else:
     Role = TypeAliasType("Role", Literal["assistant", "user"])
 """The sender or recipient of messages and data in a conversation."""
+
 
 if TYPE_CHECKING:
     SamplingMessageContentBlock: TypeAlias = Annotated[
@@ -467,6 +491,7 @@ else:
             Field(discriminator="type"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ServerNotification: TypeAlias = Annotated[
@@ -499,6 +524,7 @@ else:
             Field(discriminator="method"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ServerResult: TypeAlias = Union[
@@ -533,6 +559,7 @@ else:
             "CompleteResult",
         ],
     )
+
 
 if TYPE_CHECKING:
     SingleSelectEnumSchema: TypeAlias = Union["UntitledSingleSelectEnumSchema", "TitledSingleSelectEnumSchema"]

@@ -33,10 +33,13 @@ __all__ = [
     "parse_result",
 ]
 
+
 _VERSION: Final = "2024-11-05"
+
 
 JSONInput = Union[str, bytes, bytearray, Mapping[str, Any]]
 """A message as JSON text or as already-decoded JSON (a dict)."""
+
 
 REQUEST_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
     {
@@ -59,6 +62,7 @@ REQUEST_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
 )
 """method -> request class, for every request of this version."""
 
+
 RESULT_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
     {
         "completion/complete": _m.CompleteResult,
@@ -80,10 +84,12 @@ RESULT_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
 )
 """method -> the result class that answers it."""
 
+
 RESULT_ALTERNATIVES: Final[Mapping[str, tuple[tuple[type[_base.MCPModel], str, str | None], ...]]] = MappingProxyType(
     {}
 )
 """method -> (result class, key, value): used instead when the result has `key` (equal to `value`)."""
+
 
 NOTIFICATION_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
     {

@@ -143,9 +143,9 @@ __all__ = [
     "UnsubscribeRequestParams",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ClientNotification: TypeAlias = _Annotated[
         Union[
@@ -166,6 +166,7 @@ else:
             Field(discriminator="method"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ClientRequest: TypeAlias = _Annotated[
@@ -209,10 +210,12 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ClientResult: TypeAlias = Union["Result", "CreateMessageResult", "ListRootsResult"]
 else:
     ClientResult = TypeAliasType("ClientResult", Union["Result", "CreateMessageResult", "ListRootsResult"])
+
 
 if TYPE_CHECKING:
     Cursor: TypeAlias = str
@@ -220,12 +223,14 @@ else:
     Cursor = TypeAliasType("Cursor", str)
 """An opaque token used to represent a cursor for pagination."""
 
+
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = Union["JSONRPCRequest", "JSONRPCNotification", "JSONRPCResponse", "JSONRPCError"]
 else:
     JSONRPCMessage = TypeAliasType(
         "JSONRPCMessage", Union["JSONRPCRequest", "JSONRPCNotification", "JSONRPCResponse", "JSONRPCError"]
     )
+
 
 if TYPE_CHECKING:
     LoggingLevel: TypeAlias = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]
@@ -238,11 +243,13 @@ else:
 These map to syslog message severities, as specified in RFC-5424:
 https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1"""
 
+
 if TYPE_CHECKING:
     ProgressToken: TypeAlias = Union[str, int]
 else:
     ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
 """A progress token, used to associate progress notifications with the original request."""
+
 
 if TYPE_CHECKING:
     RequestId: TypeAlias = Union[str, int]
@@ -250,11 +257,13 @@ else:
     RequestId = TypeAliasType("RequestId", Union[str, int])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
+
 if TYPE_CHECKING:
     Role: TypeAlias = Literal["assistant", "user"]
 else:
     Role = TypeAliasType("Role", Literal["assistant", "user"])
 """The sender or recipient of messages and data in a conversation."""
+
 
 if TYPE_CHECKING:
     ServerNotification: TypeAlias = _Annotated[
@@ -286,6 +295,7 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ServerRequest: TypeAlias = _Annotated[
         Union["PingRequest", "CreateMessageRequest", "ListRootsRequest"], Field(discriminator="method")
@@ -295,6 +305,7 @@ else:
         "ServerRequest",
         _Annotated[Union["PingRequest", "CreateMessageRequest", "ListRootsRequest"], Field(discriminator="method")],
     )
+
 
 if TYPE_CHECKING:
     ServerResult: TypeAlias = Union[

@@ -141,9 +141,9 @@ __all__ = [
     "UnsubscribeRequestParams",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ClientNotification: TypeAlias = Annotated[
         Union[
@@ -164,6 +164,7 @@ else:
             Field(discriminator="method"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ClientRequest: TypeAlias = Annotated[
@@ -207,10 +208,12 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ClientResult: TypeAlias = Union["Result", "CreateMessageResult", "ListRootsResult"]
 else:
     ClientResult = TypeAliasType("ClientResult", Union["Result", "CreateMessageResult", "ListRootsResult"])
+
 
 if TYPE_CHECKING:
     Cursor: TypeAlias = str
@@ -218,17 +221,20 @@ else:
     Cursor = TypeAliasType("Cursor", str)
 """An opaque token used to represent a cursor for pagination."""
 
+
 if TYPE_CHECKING:
     JSONRPCBatchRequest: TypeAlias = list[Union["JSONRPCRequest", "JSONRPCNotification"]]
 else:
     JSONRPCBatchRequest = TypeAliasType("JSONRPCBatchRequest", list[Union["JSONRPCRequest", "JSONRPCNotification"]])
 """A JSON-RPC batch request, as described in https://www.jsonrpc.org/specification#batch."""
 
+
 if TYPE_CHECKING:
     JSONRPCBatchResponse: TypeAlias = list[Union["JSONRPCResponse", "JSONRPCError"]]
 else:
     JSONRPCBatchResponse = TypeAliasType("JSONRPCBatchResponse", list[Union["JSONRPCResponse", "JSONRPCError"]])
 """A JSON-RPC batch response, as described in https://www.jsonrpc.org/specification#batch."""
+
 
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = Union[
@@ -253,6 +259,7 @@ else:
     )
 """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
 
+
 if TYPE_CHECKING:
     LoggingLevel: TypeAlias = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]
 else:
@@ -264,11 +271,13 @@ else:
 These map to syslog message severities, as specified in RFC-5424:
 https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1"""
 
+
 if TYPE_CHECKING:
     ProgressToken: TypeAlias = Union[str, int]
 else:
     ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
 """A progress token, used to associate progress notifications with the original request."""
+
 
 if TYPE_CHECKING:
     RequestId: TypeAlias = Union[str, int]
@@ -276,11 +285,13 @@ else:
     RequestId = TypeAliasType("RequestId", Union[str, int])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
+
 if TYPE_CHECKING:
     Role: TypeAlias = Literal["assistant", "user"]
 else:
     Role = TypeAliasType("Role", Literal["assistant", "user"])
 """The sender or recipient of messages and data in a conversation."""
+
 
 if TYPE_CHECKING:
     ServerNotification: TypeAlias = Annotated[
@@ -312,6 +323,7 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ServerRequest: TypeAlias = Annotated[
         Union["PingRequest", "CreateMessageRequest", "ListRootsRequest"], Field(discriminator="method")
@@ -321,6 +333,7 @@ else:
         "ServerRequest",
         Annotated[Union["PingRequest", "CreateMessageRequest", "ListRootsRequest"], Field(discriminator="method")],
     )
+
 
 if TYPE_CHECKING:
     ServerResult: TypeAlias = Union[

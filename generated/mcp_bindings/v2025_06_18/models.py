@@ -153,9 +153,9 @@ __all__ = [
     "UnsubscribeRequestParams",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ClientNotification: TypeAlias = Annotated[
         Union[
@@ -176,6 +176,7 @@ else:
             Field(discriminator="method"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ClientRequest: TypeAlias = Annotated[
@@ -219,12 +220,14 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ClientResult: TypeAlias = Union["Result", "CreateMessageResult", "ListRootsResult", "ElicitResult"]
 else:
     ClientResult = TypeAliasType(
         "ClientResult", Union["Result", "CreateMessageResult", "ListRootsResult", "ElicitResult"]
     )
+
 
 if TYPE_CHECKING:
     ContentBlock: TypeAlias = Annotated[
@@ -240,11 +243,13 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     Cursor: TypeAlias = str
 else:
     Cursor = TypeAliasType("Cursor", str)
 """An opaque token used to represent a cursor for pagination."""
+
 
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = Union["JSONRPCRequest", "JSONRPCNotification", "JSONRPCResponse", "JSONRPCError"]
@@ -253,6 +258,7 @@ else:
         "JSONRPCMessage", Union["JSONRPCRequest", "JSONRPCNotification", "JSONRPCResponse", "JSONRPCError"]
     )
 """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
+
 
 if TYPE_CHECKING:
     LoggingLevel: TypeAlias = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]
@@ -265,6 +271,7 @@ else:
 These map to syslog message severities, as specified in RFC-5424:
 https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1"""
 
+
 if TYPE_CHECKING:
     PrimitiveSchemaDefinition: TypeAlias = Union["StringSchema", "NumberSchema", "BooleanSchema", "EnumSchema"]
 else:
@@ -274,11 +281,13 @@ else:
 """Restricted schema definitions that only allow primitive types
 without nested objects or arrays."""
 
+
 if TYPE_CHECKING:
     ProgressToken: TypeAlias = Union[str, int]
 else:
     ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
 """A progress token, used to associate progress notifications with the original request."""
+
 
 if TYPE_CHECKING:
     RequestId: TypeAlias = Union[str, int]
@@ -286,11 +295,13 @@ else:
     RequestId = TypeAliasType("RequestId", Union[str, int])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
+
 if TYPE_CHECKING:
     Role: TypeAlias = Literal["assistant", "user"]
 else:
     Role = TypeAliasType("Role", Literal["assistant", "user"])
 """The sender or recipient of messages and data in a conversation."""
+
 
 if TYPE_CHECKING:
     ServerNotification: TypeAlias = Annotated[
@@ -322,6 +333,7 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ServerRequest: TypeAlias = Annotated[
         Union["PingRequest", "CreateMessageRequest", "ListRootsRequest", "ElicitRequest"], Field(discriminator="method")
@@ -334,6 +346,7 @@ else:
             Field(discriminator="method"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ServerResult: TypeAlias = Union[

@@ -206,9 +206,9 @@ __all__ = [
     "UntitledSingleSelectEnumSchema",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ClientNotification: TypeAlias = Annotated[
         Union[
@@ -234,6 +234,7 @@ else:
             Field(discriminator="method"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ClientRequest: TypeAlias = Annotated[
@@ -285,6 +286,7 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ClientResult: TypeAlias = Union[
         "Result",
@@ -311,6 +313,7 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ContentBlock: TypeAlias = Annotated[
         Union["TextContent", "ImageContent", "AudioContent", "ResourceLink", "EmbeddedResource"],
@@ -325,11 +328,13 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     Cursor: TypeAlias = str
 else:
     Cursor = TypeAliasType("Cursor", str)
 """An opaque token used to represent a cursor for pagination."""
+
 
 if TYPE_CHECKING:
     ElicitRequestParams: TypeAlias = Union["ElicitRequestURLParams", "ElicitRequestFormParams"]
@@ -338,6 +343,7 @@ else:
         "ElicitRequestParams", Union["ElicitRequestURLParams", "ElicitRequestFormParams"]
     )
 """The parameters for a request to elicit additional information from the user via the client."""
+
 
 if TYPE_CHECKING:
     EnumSchema: TypeAlias = Union[
@@ -359,6 +365,7 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = Union[
         "JSONRPCRequest", "JSONRPCNotification", "JSONRPCResultResponse", "JSONRPCErrorResponse"
@@ -370,11 +377,13 @@ else:
     )
 """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
 
+
 if TYPE_CHECKING:
     JSONRPCResponse: TypeAlias = Union["JSONRPCResultResponse", "JSONRPCErrorResponse"]
 else:
     JSONRPCResponse = TypeAliasType("JSONRPCResponse", Union["JSONRPCResultResponse", "JSONRPCErrorResponse"])
 """A response to a request, containing either the result or error."""
+
 
 if TYPE_CHECKING:
     LoggingLevel: TypeAlias = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]
@@ -387,12 +396,14 @@ else:
 These map to syslog message severities, as specified in RFC-5424:
 https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1"""
 
+
 if TYPE_CHECKING:
     MultiSelectEnumSchema: TypeAlias = Union["UntitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchema"]
 else:
     MultiSelectEnumSchema = TypeAliasType(
         "MultiSelectEnumSchema", Union["UntitledMultiSelectEnumSchema", "TitledMultiSelectEnumSchema"]
     )
+
 
 if TYPE_CHECKING:
     PrimitiveSchemaDefinition: TypeAlias = Union[
@@ -422,11 +433,13 @@ else:
 """Restricted schema definitions that only allow primitive types
 without nested objects or arrays."""
 
+
 if TYPE_CHECKING:
     ProgressToken: TypeAlias = Union[str, int]
 else:
     ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
 """A progress token, used to associate progress notifications with the original request."""
+
 
 if TYPE_CHECKING:
     RequestId: TypeAlias = Union[str, int]
@@ -434,11 +447,13 @@ else:
     RequestId = TypeAliasType("RequestId", Union[str, int])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
+
 if TYPE_CHECKING:
     Role: TypeAlias = Literal["assistant", "user"]
 else:
     Role = TypeAliasType("Role", Literal["assistant", "user"])
 """The sender or recipient of messages and data in a conversation."""
+
 
 if TYPE_CHECKING:
     SamplingMessageContentBlock: TypeAlias = Annotated[
@@ -453,6 +468,7 @@ else:
             Field(discriminator="type"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ServerNotification: TypeAlias = Annotated[
@@ -488,6 +504,7 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     ServerRequest: TypeAlias = Annotated[
         Union[
@@ -519,6 +536,7 @@ else:
             Field(discriminator="method"),
         ],
     )
+
 
 if TYPE_CHECKING:
     ServerResult: TypeAlias = Union[
@@ -558,12 +576,14 @@ else:
         ],
     )
 
+
 if TYPE_CHECKING:
     SingleSelectEnumSchema: TypeAlias = Union["UntitledSingleSelectEnumSchema", "TitledSingleSelectEnumSchema"]
 else:
     SingleSelectEnumSchema = TypeAliasType(
         "SingleSelectEnumSchema", Union["UntitledSingleSelectEnumSchema", "TitledSingleSelectEnumSchema"]
     )
+
 
 if TYPE_CHECKING:
     TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_required", "working"]

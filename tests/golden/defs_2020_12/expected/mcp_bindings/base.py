@@ -62,12 +62,16 @@ class MCPModel(BaseModel):
 class MCPModelWithConstants(MCPModel):
     """A model with constant properties (`method`, `type`, `jsonrpc`) that default to their value.
 
-    They count as set, so `TextContent(text="hi")` dumps `{"type": "text", "text": "hi"}`.
+    Constructed in Python they count as set, so `TextContent(text="hi")` dumps
+    `{"type": "text", "text": "hi"}`.
     """
 
     CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset()
 
-    def model_post_init(self, context: Any, /) -> None:
+    # __init__ runs only for construction in Python; validation (model_validate, validate_json) builds
+    # instances without it, where constants are required input anyway, so parsing pays nothing here.
+    def __init__(self, /, **data: Any) -> None:
+        super().__init__(**data)
         self.__pydantic_fields_set__.update(self.CONSTANT_FIELDS)
 
 

@@ -24,19 +24,21 @@ __all__ = [
     "Result",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     Headers: TypeAlias = dict[str, str]
 else:
     Headers = TypeAliasType("Headers", dict[str, str])
+
 
 if TYPE_CHECKING:
     InputResponses: TypeAlias = dict[str, "InputResponse"]
 else:
     InputResponses = TypeAliasType("InputResponses", dict[str, "InputResponse"])
 """A map of client responses to server-initiated requests."""
+
 
 if TYPE_CHECKING:
     MetaObject: TypeAlias = dict[str, Any]

@@ -22,6 +22,7 @@ __all__ = [
     "ToolInputSchema",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
 

@@ -23,9 +23,9 @@ __all__ = [
     "TextResourceContents",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ContentBlock: TypeAlias = Annotated[
         Union["TextContent", "ImageContent", "EmbeddedResource"], Field(discriminator="type")

@@ -22,9 +22,9 @@ __all__ = [
     "URLElicitationRequiredError",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     LATEST_PROTOCOL_VERSION: TypeAlias = Literal["2025-06-18"]
 else:

@@ -20,9 +20,9 @@ __all__ = [
     "ProgressToken",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ProgressToken: TypeAlias = Union[str, int]
 else:

@@ -20,9 +20,9 @@ __all__ = [
     "RequestId",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     RequestId: TypeAlias = Union[str, int]
 else:

@@ -22,9 +22,9 @@ __all__ = [
     "SetLevelRequestParams",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     LoggingLevel: TypeAlias = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 else:
@@ -34,6 +34,7 @@ else:
 """The severity of a log message.
 
 These map to syslog message severities, as specified in RFC-5424."""
+
 
 if TYPE_CHECKING:
     Role: TypeAlias = Literal["assistant", "user"]

@@ -27,6 +27,7 @@ __all__ = [
     "ListToolsResultToolsItemAnnotations",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
 

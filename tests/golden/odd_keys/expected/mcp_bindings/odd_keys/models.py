@@ -20,6 +20,7 @@ __all__ = [
     "RequestMetaObject",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
 

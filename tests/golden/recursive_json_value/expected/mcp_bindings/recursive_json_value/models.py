@@ -21,18 +21,20 @@ __all__ = [
     "JSONValue",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     JSONArray: TypeAlias = list["JSONValue"]
 else:
     JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
 
+
 if TYPE_CHECKING:
     JSONObject: TypeAlias = dict[str, "JSONValue"]
 else:
     JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
+
 
 if TYPE_CHECKING:
     JSONValue: TypeAlias = Union[str, int, float, bool, None, "JSONObject", "JSONArray"]

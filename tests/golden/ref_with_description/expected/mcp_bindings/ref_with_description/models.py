@@ -22,9 +22,9 @@ __all__ = [
     "ToolAlias",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     Cursor: TypeAlias = str
 else:

@@ -35,10 +35,13 @@ __all__ = [
     "parse_result",
 ]
 
+
 _VERSION: Final = "request_result_pairing"
+
 
 JSONInput = Union[str, bytes, bytearray, Mapping[str, Any]]
 """A message as JSON text or as already-decoded JSON (a dict)."""
+
 
 REQUEST_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
     {
@@ -48,6 +51,7 @@ REQUEST_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
 )
 """method -> request class, for every request of this version."""
 
+
 RESULT_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
     {
         "ping": _m.EmptyResult,
@@ -56,10 +60,12 @@ RESULT_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
 )
 """method -> the result class that answers it."""
 
+
 RESULT_ALTERNATIVES: Final[Mapping[str, tuple[tuple[type[_base.MCPModel], str, str | None], ...]]] = MappingProxyType(
     {}
 )
 """method -> (result class, key, value): used instead when the result has `key` (equal to `value`)."""
+
 
 NOTIFICATION_TYPES: Final[Mapping[str, type[_base.MCPModel]]] = MappingProxyType(
     {

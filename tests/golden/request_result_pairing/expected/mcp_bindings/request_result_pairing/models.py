@@ -42,9 +42,9 @@ __all__ = [
     "ToolListChangedNotification",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ClientNotification: TypeAlias = Annotated[
         Union["CancelledNotification", "InitializedNotification"], Field(discriminator="method")
@@ -55,6 +55,7 @@ else:
         Annotated[Union["CancelledNotification", "InitializedNotification"], Field(discriminator="method")],
     )
 
+
 if TYPE_CHECKING:
     ClientRequest: TypeAlias = Annotated[Union["PingRequest", "ListToolsRequest"], Field(discriminator="method")]
 else:
@@ -62,10 +63,12 @@ else:
         "ClientRequest", Annotated[Union["PingRequest", "ListToolsRequest"], Field(discriminator="method")]
     )
 
+
 if TYPE_CHECKING:
     ClientResult: TypeAlias = "Result"
 else:
     ClientResult = TypeAliasType("ClientResult", "Result")
+
 
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = Union["JSONRPCRequest", "JSONRPCNotification", "JSONRPCResponse", "JSONRPCError"]
@@ -75,11 +78,13 @@ else:
     )
 """Refers to any valid JSON-RPC object that can be decoded off the wire, or encoded to be sent."""
 
+
 if TYPE_CHECKING:
     RequestId: TypeAlias = Union[str, int]
 else:
     RequestId = TypeAliasType("RequestId", Union[str, int])
 """A uniquely identifying ID for a request in JSON-RPC."""
+
 
 if TYPE_CHECKING:
     ServerNotification: TypeAlias = Annotated[
@@ -91,10 +96,12 @@ else:
         Annotated[Union["CancelledNotification", "ToolListChangedNotification"], Field(discriminator="method")],
     )
 
+
 if TYPE_CHECKING:
     ServerRequest: TypeAlias = "PingRequest"
 else:
     ServerRequest = TypeAliasType("ServerRequest", "PingRequest")
+
 
 if TYPE_CHECKING:
     ServerResult: TypeAlias = Union["Result", "ListToolsResult"]

@@ -53,14 +53,15 @@ __all__ = [
     "ToolListChangedNotification",
 ]
 
+
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
-
 if TYPE_CHECKING:
     ClientNotification: TypeAlias = "CancelledNotification"
 else:
     ClientNotification = TypeAliasType("ClientNotification", "CancelledNotification")
 """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
+
 
 if TYPE_CHECKING:
     ClientRequest: TypeAlias = Annotated[Union["ListToolsRequest", "CallToolRequest"], Field(discriminator="method")]
@@ -69,11 +70,13 @@ else:
         "ClientRequest", Annotated[Union["ListToolsRequest", "CallToolRequest"], Field(discriminator="method")]
     )
 
+
 if TYPE_CHECKING:
     ClientResult: TypeAlias = "Result"
 else:
     ClientResult = TypeAliasType("ClientResult", "Result")
 """Common result fields."""
+
 
 if TYPE_CHECKING:
     InputRequest: TypeAlias = Annotated[Union["ListRootsRequest", "ElicitRequest"], Field(discriminator="method")]
@@ -82,22 +85,26 @@ else:
         "InputRequest", Annotated[Union["ListRootsRequest", "ElicitRequest"], Field(discriminator="method")]
     )
 
+
 if TYPE_CHECKING:
     InputRequests: TypeAlias = dict[str, "InputRequest"]
 else:
     InputRequests = TypeAliasType("InputRequests", dict[str, "InputRequest"])
 """A map of server-initiated requests that the client must fulfill."""
 
+
 if TYPE_CHECKING:
     InputResponse: TypeAlias = Union["ListRootsResult", "ElicitResult"]
 else:
     InputResponse = TypeAliasType("InputResponse", Union["ListRootsResult", "ElicitResult"])
+
 
 if TYPE_CHECKING:
     InputResponses: TypeAlias = dict[str, "InputResponse"]
 else:
     InputResponses = TypeAliasType("InputResponses", dict[str, "InputResponse"])
 """A map of client responses to server-initiated requests."""
+
 
 if TYPE_CHECKING:
     JSONRPCMessage: TypeAlias = Union[
@@ -109,11 +116,13 @@ else:
         Union["JSONRPCRequest", "JSONRPCNotification", "JSONRPCResultResponse", "JSONRPCErrorResponse"],
     )
 
+
 if TYPE_CHECKING:
     RequestId: TypeAlias = Union[str, int]
 else:
     RequestId = TypeAliasType("RequestId", Union[str, int])
 """A uniquely identifying ID for a request in JSON-RPC."""
+
 
 if TYPE_CHECKING:
     ServerNotification: TypeAlias = Annotated[
@@ -124,6 +133,7 @@ else:
         "ServerNotification",
         Annotated[Union["CancelledNotification", "ToolListChangedNotification"], Field(discriminator="method")],
     )
+
 
 if TYPE_CHECKING:
     ServerResult: TypeAlias = Union["Result", "InputRequiredResult", "ListToolsResult", "CallToolResult"]
