@@ -1,0 +1,77 @@
+"""Run the three benchmarks (each in its own fresh process, one after the other) and summarise their ratios.
+
+    .venv/bin/python bench/run_all.py [--repeat N]      (also: .venv/bin/nox -s bench)
+
+Extra arguments are passed to every benchmark. Targets are reported, never asserted: the exit status is 0
+whether or not they are met (it is non-zero only if a benchmark itself fails).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import table, verdict
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = ("bench_regenerate.py", "bench_validation.py", "bench_import.py")
+
+
+def main(argv: list[str]) -> int:
+    results: dict[str, dict[str, object]] = {}
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-summary-") as tmp:
+        for script in BENCHMARKS:
+            out = Path(tmp) / f"{script}.json"
+            proc = subprocess.run([sys.executable, str(HERE / script), *argv, "--json", str(out)])
+            if proc.returncode != 0 or not out.is_file():
+                print(f"\n{script} FAILED (exit {proc.returncode})")
+                return 1
+            results[script] = json.loads(out.read_text(encoding="utf-8"))
+    elapsed = time.perf_counter() - start
+
+    regen, valid, imp = (results[name] for name in BENCHMARKS)
+    rows = [
+        (
+            "regenerate, cold cache",
+            f"mcpgen {regen['mcpgen_cold_s']:.2f} s vs datamodel-codegen {regen['dmcg_total_s']:.2f} s",
+            f"{regen['cold_ratio']:.2f}x",
+            "<=2 s & >=2.5x",
+            verdict(bool(regen["cold_met"])),
+        ),
+        (
+            "regenerate, warm cache",
+            f"mcpgen {regen['mcpgen_warm_s']:.2f} s vs datamodel-codegen {regen['dmcg_total_s']:.2f} s",
+            f"{regen['warm_ratio']:.2f}x",
+            "<=2 s & >=2.5x",
+            verdict(bool(regen["warm_met"])),
+        ),
+        (
+            "validation, 10k frames",
+            f"{valid['ours_msgs_per_s']:,.0f} vs {valid['theirs_msgs_per_s']:,.0f} msg/s",
+            f"{valid['ratio']:.2f}x",
+            ">=1.5x",
+            verdict(bool(valid["met"])),
+        ),
+        (
+            "import one version",
+            f"{imp['ours_net_ms']:.0f} ms vs mcp-types {imp['theirs_net_ms']:.0f} ms (net of start-up)",
+            f"{1 / float(imp['fraction']):.2f}x (ours/theirs {imp['fraction']:.2f})",  # type: ignore[arg-type]
+            "ours/theirs <=0.50",
+            verdict(bool(imp["met"])),
+        ),
+    ]
+    print("\n\nSUMMARY (mcpgen vs peer; ratio > 1 means mcpgen is faster)")
+    print(table(["benchmark", "numbers (medians)", "ratio", "target", "result"], rows))
+    if regen["dmcg_failures"]:
+        print(f"datamodel-codegen failed on: {', '.join(regen['dmcg_failures'])} (excluded from its total)")  # type: ignore[arg-type]
+    print(f"(all three benchmarks took {elapsed:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
