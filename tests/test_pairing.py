@@ -95,3 +95,16 @@ def test_degenerate_2026_unions_are_documented() -> None:
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
     )
     assert type(note) is package.CancelledNotification
+
+
+def test_capabilities_are_in_the_ir() -> None:
+    methods = {m.method: m for m in build_version_ir(SPEC, "2025-06-18").methods}
+    assert methods["tools/call"].capability == "tools"
+    assert methods["resources/subscribe"].capability == "resources.subscribe"
+    assert methods["notifications/tools/list_changed"].capability == "tools.listChanged"
+    assert methods["sampling/createMessage"].capability == "sampling"
+    assert methods["completion/complete"].capability == "completions"
+    assert methods["initialize"].capability is None and methods["ping"].capability is None
+    # 2024-11-05 has no completions capability, so completion/complete is not gated there.
+    old = {m.method: m for m in build_version_ir(SPEC, "2024-11-05").methods}
+    assert old["completion/complete"].capability is None

@@ -138,6 +138,11 @@ class Method:
     alternatives: tuple[ResultAlternative, ...] = ()
     delivery: Delivery = "jsonrpc"
     description: str | None = None
+    # The capability that allows this method, as a dotted wire path into the *receiver's*
+    # capabilities for requests (ServerCapabilities for client->server requests, ClientCapabilities
+    # for server->client ones) and into the *sender's* for notifications, e.g. "tools",
+    # "resources.subscribe", "tools.listChanged". None: always allowed.
+    capability: str | None = None
 
 
 UnionSlot = Literal[

@@ -61,6 +61,29 @@ JSON_RPC_ERROR_CODES = (
 # though no schema definition carries it.
 RESOURCE_NOT_FOUND = ErrorCode("RESOURCE_NOT_FOUND", -32002, "Resource not found.", "specification text")
 
+# Which capability allows a method: (method prefix or exact method, capability path). The first
+# match wins; a path whose first key is not a property of the relevant capabilities definition of
+# this version (2024-11-05 has no `completions`) means the method is not gated there.
+CAPABILITY_RULES: tuple[tuple[str, str], ...] = (
+    ("resources/subscribe", "resources.subscribe"),
+    ("resources/unsubscribe", "resources.subscribe"),
+    ("notifications/resources/updated", "resources.subscribe"),
+    ("notifications/tools/list_changed", "tools.listChanged"),
+    ("notifications/prompts/list_changed", "prompts.listChanged"),
+    ("notifications/resources/list_changed", "resources.listChanged"),
+    ("notifications/roots/list_changed", "roots.listChanged"),
+    ("notifications/message", "logging"),
+    ("tools/", "tools"),
+    ("resources/", "resources"),
+    ("prompts/", "prompts"),
+    ("logging/", "logging"),
+    ("completion/", "completions"),
+    ("sampling/", "sampling"),
+    ("elicitation/", "elicitation"),
+    ("roots/", "roots"),
+    ("tasks/", "tasks"),
+)
+
 REQUEST_SLOTS: dict[UnionSlot, Direction] = {"ClientRequest": "client_to_server", "ServerRequest": "server_to_client"}
 NOTIFICATION_SLOTS: dict[UnionSlot, Direction] = {
     "ClientNotification": "client_to_server",
@@ -114,7 +137,9 @@ class ProtocolAnalyzer:
                     self._add_method(methods, method)
         if self.errors:
             raise SpecErrors(self.errors)
-        ordered = tuple(methods[name] for name in sorted(methods))
+        ordered = tuple(
+            dataclasses.replace(methods[name], capability=self._capability(methods[name])) for name in sorted(methods)
+        )
         self._assign_roles(ordered, by_slot)
         return Protocol(self.definitions, ordered, slots, self._error_codes())
 
@@ -126,6 +151,18 @@ class ProtocolAnalyzer:
             self.errors.append(SpecError(self.label, pointer, message))
             return
         methods[method.method] = method
+
+    def _capability(self, method: Method) -> str | None:
+        rule = next((path for prefix, path in CAPABILITY_RULES if method.method.startswith(prefix)), None)
+        if rule is None:
+            return None
+        # Requests are allowed by the receiver's capabilities, notifications by the sender's.
+        server_side = (method.kind == "request") == (method.direction != "server_to_client")
+        holder = self.definitions.get("ServerCapabilities" if server_side else "ClientCapabilities")
+        if holder is None:
+            return None
+        top = rule.split(".")[0]
+        return rule if any(f.wire_name == top for f in holder.fields) else None
 
     # -- unions --------------------------------------------------------------------------------
 

@@ -97,6 +97,7 @@ class MethodView:
     summary: str
     direction_text: str
     result_annotation: str  # what parse_result returns for this method, in interfaces.py
+    capability: str | None
 
 
 @dataclass(frozen=True)
@@ -343,6 +344,7 @@ class ModelsView:
             DIRECTION_TEXT[method.direction]
             + (" (inside InputRequiredResult)" if method.delivery == "input_request" else ""),
             self._result_annotation(method),
+            method.capability,
         )
 
     @staticmethod
