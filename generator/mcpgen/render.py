@@ -90,7 +90,22 @@ def render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str, 
         "slot_notes": view.slot_notes(),
     }
     prefix = f"mcp_bindings/{ir.module}/"
-    return {
+    stubs: dict[str, str] = {}
+    if view.has_stubs():
+        context.update(
+            requests_in=view.stub_methods("request", "client_to_server", "", ""),
+            notifications_in=view.stub_methods("notification", "client_to_server", "on_", ""),
+        )
+        stubs[prefix + "server.py"] = _render(environment, "server.py.j2", context)
+        context.update(
+            requests_out=view.stub_methods("request", "client_to_server", "", ""),
+            notifications_out=view.stub_methods("notification", "client_to_server", "notify_", ""),
+            paginations=view.paginations(),
+            requests_in=view.stub_methods("request", "server_to_client", "", ""),
+            notifications_in=view.stub_methods("notification", "server_to_client", "on_", ""),
+        )
+        stubs[prefix + "client.py"] = _render(environment, "client.py.j2", context)
+    return stubs | {
         prefix + "__init__.py": _render(environment, "version_init.py.j2", context),
         prefix + "models.py": _render(environment, "models.py.j2", context),
         prefix + "methods.py": _render(environment, "methods.py.j2", context),

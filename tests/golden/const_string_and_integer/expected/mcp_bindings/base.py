@@ -9,13 +9,15 @@ version is a `Request[ParamsT, ResultT]`, so a type checker knows what a request
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, Union, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, Union, cast
 
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeAlias
 
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
+ContextT = TypeVar("ContextT")
 _T = TypeVar("_T")
 
 if TYPE_CHECKING:
@@ -108,3 +110,35 @@ class UnknownMethodError(LookupError):
 def result_type_for(request: Request[Any, ResultT]) -> type[ResultT]:
     """The result class that answers `request`, typed from its class."""
     return cast("type[ResultT]", type(request).RESULT)
+
+
+class Peer(Protocol):
+    """The other side of a connection, as generated stubs see it. The runtime's session implements
+    it: it frames `request_type.METHOD` with `params` and a fresh id, waits for the answer and parses
+    it as `request_type.RESULT`. Passing the class, not an instance, leaves the id to the session
+    (from 2025-11-25 on, request classes carry `id` and `jsonrpc` themselves)."""
+
+    async def send_request(self, request_type: type[Request[ParamsT, ResultT]], params: ParamsT, /) -> ResultT: ...
+
+    async def send_notification(self, notification_type: type[Notification[ParamsT]], params: ParamsT, /) -> None: ...
+
+
+@dataclass(frozen=True)
+class Route:
+    """How a runtime dispatches one incoming method to a typed handler of a generated stub."""
+
+    method: str
+    handler: str  # attribute name on the handler class
+    params_type: Any  # the params class (or alias); None when the message has no params
+    params_required: bool
+    result_type: type[Any] | None  # None for notifications
+    capability: str | None  # see INTERFACES.md: what must be declared before the method is used
+
+
+def overridden(handlers: object, base: type, routes: "dict[str, Route] | Any") -> frozenset[str]:
+    """The methods of `routes` whose handler `handlers` overrides: what a runtime should answer
+    (and, for a server, advertise). Methods left to the base class are not implemented."""
+    own = type(handlers)
+    return frozenset(
+        method for method, route in routes.items() if getattr(own, route.handler) is not getattr(base, route.handler)
+    )
