@@ -250,7 +250,7 @@ FUNCTIONAL_CHECKS: dict[str, str] = {
         )
         assert type(request.params) is m.CallToolRequestParams
         assert type(request.params.meta) is m.CallToolRequestParamsMeta and request.params.meta.progress_token == 1
-        elicit = m.ElicitRequest.model_validate({"params": {"message": "m", "requestedSchema": {
+        elicit = m.ElicitRequest.model_validate({"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {
             "type": "object", "properties": {"age": {"type": "integer"}}}}})
         assert type(elicit.params.requested_schema.properties["age"]) is m.ElicitRequestParamsRequestedSchemaPropertiesValue
     """,

@@ -30,13 +30,17 @@ from .naming import snake_case
 
 BASE = "_base"  # how generated version modules import mcp_bindings.base; no definition starts with "_"
 TYPING_NAMES = ("TYPE_CHECKING", "Annotated", "Any", "ClassVar", "Literal", "Union")
-PYDANTIC_NAMES = ("Field",)
+PYDANTIC_NAMES = ("Field", "StrictBool", "StrictFloat", "StrictInt", "StrictStr")
 TYPING_EXTENSIONS_NAMES = ("TypeAlias", "TypeAliasType")
 
 
 def python_string(text: str) -> str:
     """A double-quoted Python literal (JSON string syntax is valid Python)."""
     return json.dumps(text, ensure_ascii=False)
+
+
+def python_value(value: str | int | bool | None) -> str:
+    return python_string(value) if isinstance(value, str) else repr(value)
 
 
 def docstring_body(text: str | None) -> str | None:
@@ -145,8 +149,13 @@ class JsonRpcShapes:
 
 
 class TypeRenderer:
-    def __init__(self, names: dict[str, str]) -> None:
+    """Python type expressions. `strict_primitives` spells str/int/float/bool as pydantic's Strict*
+    types: needed in type aliases, which pydantic may build outside any strict model config
+    (TypeAdapter(RequestId), or an alias shared between fields), where `True` would become `1`."""
+
+    def __init__(self, names: dict[str, str], strict_primitives: bool = False) -> None:
         self.names = names  # imported helper name -> how this module spells it
+        self.strict_primitives = strict_primitives
 
     def render(self, expr: TypeExpr, quote: bool) -> str:
         n = self.names
@@ -162,12 +171,20 @@ class TypeRenderer:
         if isinstance(expr, MapType):
             return f"dict[str, {self.render(expr.values, quote)}]"
         if isinstance(expr, LiteralType):
-            values = ", ".join(python_string(v) if isinstance(v, str) else repr(v) for v in expr.values)
+            values = ", ".join(python_value(v) for v in expr.values)
+            if any(isinstance(v, int) for v in expr.values):
+                # Literal[-32603] alone would also take -32603.0 and True (and dump -32603, 1).
+                return f"{n['Annotated']}[{n['Literal']}[{values}], {BASE}.EXACT_INTEGER]"
             return f"{n['Literal']}[{values}]"
         if isinstance(expr, UnionType):
             # A number arm is itself Union[int, float]: spell its two arms out instead of nesting.
             arms = ", ".join(
-                "int, float" if self._is_plain_number(arm) else self.render(arm, quote) for arm in expr.arms
+                (
+                    f"{self._spell('int')}, {self._spell('float')}"
+                    if self._is_plain_number(arm)
+                    else self.render(arm, quote)
+                )
+                for arm in expr.arms
             )
             union = f"{n['Union']}[{arms}]"
             if expr.discriminator is None:
@@ -184,10 +201,14 @@ class TypeRenderer:
         )
 
     def _primitive(self, expr: PrimitiveType) -> str:
-        python = {"string": "str", "integer": "int", "boolean": "bool", "null": "None"}
+        if expr.name == "null":
+            return "None"
         if expr.name == "number":
-            return f"{self.names['Union']}[{self._bounded('int', expr)}, {self._bounded('float', expr)}]"
-        return self._bounded(python[expr.name], expr)
+            return f"{self.names['Union']}[{self._bounded(self._spell('int'), expr)}, {self._bounded(self._spell('float'), expr)}]"
+        return self._bounded(self._spell({"string": "str", "integer": "int", "boolean": "bool"}[expr.name]), expr)
+
+    def _spell(self, python: str) -> str:
+        return self.names["Strict" + python.capitalize()] if self.strict_primitives else python
 
     def _bounded(self, python: str, expr: PrimitiveType) -> str:
         bounds = [
@@ -220,6 +241,7 @@ class ModelsView:
         self.definitions = {d.name: d for d in ir.definitions}
         self.names = {name: (f"_{name}" if name in self.definitions else name) for name in self._imported_names()}
         self.types = TypeRenderer(self.names)
+        self.alias_types = TypeRenderer(self.names, strict_primitives=True)
         self.slot_aliases = {info.slot for info in ir.union_slots if info.form in ("alias", "single")}
 
     @staticmethod
@@ -252,7 +274,7 @@ class ModelsView:
 
     def aliases(self) -> tuple[AliasView, ...]:
         return tuple(
-            AliasView(d.name, self.types.render(d.type, quote=True), docstring_body(d.description))  # type: ignore[arg-type]
+            AliasView(d.name, self.alias_types.render(d.type, quote=True), docstring_body(d.description))  # type: ignore[arg-type]
             for d in self.ir.definitions
             if not self._is_class(d)
         )
@@ -290,8 +312,14 @@ class ModelsView:
         if method is not None:
             class_vars.append(f"METHOD: {self.names['ClassVar']}[str] = {python_string(method.method)}")
         if constants:
-            members = ", ".join(python_string(name) for name in sorted(constants))
-            class_vars.append(f"CONSTANT_FIELDS: {self.names['ClassVar']}[frozenset[str]] = frozenset({{{members}}})")
+            members = ", ".join(
+                f"{python_string(f.python_name)}: {python_value(single_constant(f))}"
+                for f in sorted(definition.fields, key=lambda f: f.python_name)
+                if single_constant(f) is not None
+            )
+            class_vars.append(
+                f"CONSTANT_FIELDS: {self.names['ClassVar']}[dict[str, {self.names['Any']}]] = {{{members}}}"
+            )
         extra = None
         if definition.extra_values is not None:
             extra = f"__pydantic_extra__: dict[str, {self.types.render(definition.extra_values, quote=False)}] = {self.names['Field']}(init=False)"
@@ -319,22 +347,24 @@ class ModelsView:
 
     def _field(self, field: FieldDef) -> FieldView:
         annotation = self.types.render(field.type, quote=False)
+        alias = field.wire_name if field.wire_name != field.python_name else None
+        alias_argument = f"alias={python_string(alias)}" if alias is not None else None
         constant = single_constant(field)
-        default: str | None = None
+        declaration = f"{field.python_name}: {annotation}"
         if constant is not None:
-            default = python_string(constant) if isinstance(constant, str) else repr(constant)
+            # Required on the wire, filled in by the constructor: see base.constant.
+            arguments = ", ".join(a for a in (python_value(constant), alias_argument) if a)
+            declaration += f" = {BASE}.constant({arguments})"
         elif not field.required:
-            default = "None"
             if not is_nullable(field.type):
                 # May be absent, but an explicit null is invalid: see base.Omittable.
-                annotation = f"{BASE}.Omittable[{annotation}]"
-        alias = field.wire_name if field.wire_name != field.python_name else None
-        declaration = f"{field.python_name}: {annotation}"
-        if alias is not None:
-            arguments = ([f"default={default}"] if default is not None else []) + [f"alias={python_string(alias)}"]
-            declaration += f" = {self.names['Field']}({', '.join(arguments)})"
-        elif default is not None:
-            declaration += f" = {default}"
+                declaration = f"{field.python_name}: {BASE}.Omittable[{annotation}]"
+            if alias_argument:
+                declaration += f" = {self.names['Field']}(default=None, {alias_argument})"
+            else:
+                declaration += " = None"
+        elif alias_argument:
+            declaration += f" = {self.names['Field']}({alias_argument})"
         return FieldView(declaration, indent_continuation(docstring_body(field.description), "    "))
 
     def result_assignments(self) -> tuple[tuple[str, str], ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -269,9 +269,9 @@ else:
 
 
 if TYPE_CHECKING:
-    Cursor: TypeAlias = str
+    Cursor: TypeAlias = StrictStr
 else:
-    Cursor = TypeAliasType("Cursor", str)
+    Cursor = TypeAliasType("Cursor", StrictStr)
 """An opaque token used to represent a cursor for pagination."""
 
 
@@ -371,9 +371,11 @@ else:
 
 
 if TYPE_CHECKING:
-    JSONValue: TypeAlias = Union["JSONObject", list["JSONValue"], str, int, float, bool, None]
+    JSONValue: TypeAlias = Union["JSONObject", list["JSONValue"], StrictStr, StrictInt, StrictFloat, StrictBool, None]
 else:
-    JSONValue = TypeAliasType("JSONValue", Union["JSONObject", list["JSONValue"], str, int, float, bool, None])
+    JSONValue = TypeAliasType(
+        "JSONValue", Union["JSONObject", list["JSONValue"], StrictStr, StrictInt, StrictFloat, StrictBool, None]
+    )
 
 
 if TYPE_CHECKING:
@@ -447,23 +449,23 @@ without nested objects or arrays."""
 
 
 if TYPE_CHECKING:
-    ProgressToken: TypeAlias = Union[str, int]
+    ProgressToken: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
+    ProgressToken = TypeAliasType("ProgressToken", Union[StrictStr, StrictInt])
 """A progress token, used to associate progress notifications with the original request."""
 
 
 if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[str, int]
+    RequestId: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    RequestId = TypeAliasType("RequestId", Union[str, int])
+    RequestId = TypeAliasType("RequestId", Union[StrictStr, StrictInt])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
 
 if TYPE_CHECKING:
-    ResultType: TypeAlias = str
+    ResultType: TypeAlias = StrictStr
 else:
-    ResultType = TypeAliasType("ResultType", str)
+    ResultType = TypeAliasType("ResultType", StrictStr)
 """Indicates the type of a `Result` object, allowing the client to
 determine how to parse the response.
 
@@ -594,7 +596,7 @@ class Annotations(_base.MCPModel):
 class AudioContent(_base.MCPModelWithConstants):
     """Audio provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "audio"}
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -602,7 +604,7 @@ class AudioContent(_base.MCPModelWithConstants):
     """The base64-encoded audio data."""
     mime_type: str = Field(alias="mimeType")
     """The MIME type of the audio. Different providers may support different audio types."""
-    type: Literal["audio"] = "audio"
+    type: Literal["audio"] = _base.constant("audio")
 
 
 class BaseMetadata(_base.MCPModel):
@@ -630,11 +632,11 @@ class BlobResourceContents(_base.MCPModel):
 
 
 class BooleanSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "boolean"}
     default: _base.Omittable[bool] = None
     description: _base.Omittable[str] = None
     title: _base.Omittable[str] = None
-    type: Literal["boolean"] = "boolean"
+    type: Literal["boolean"] = _base.constant("boolean")
 
 
 class CacheableResult(_base.MCPModel):
@@ -675,10 +677,10 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
     """Used by the client to invoke a tool provided by the server."""
 
     METHOD: ClassVar[str] = "tools/call"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tools/call"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/call"] = "tools/call"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tools/call"] = _base.constant("tools/call")
     params: CallToolRequestParams
 
 
@@ -731,9 +733,9 @@ class CallToolResult(_base.MCPModel, _base.Result):
 class CallToolResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `tools/call` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Union[InputRequiredResult, CallToolResult]
 
 
@@ -747,9 +749,9 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
     This notification indicates that the result will be unused, so any associated processing SHOULD cease."""
 
     METHOD: ClassVar[str] = "notifications/cancelled"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/cancelled"] = _base.constant("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -806,10 +808,10 @@ class CompleteRequest(_base.MCPModelWithConstants, _base.Request["CompleteReques
     """A request from the client to the server, to ask for completion options."""
 
     METHOD: ClassVar[str] = "completion/complete"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "completion/complete"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["completion/complete"] = "completion/complete"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["completion/complete"] = _base.constant("completion/complete")
     params: CompleteRequestParams
 
 
@@ -867,9 +869,9 @@ class CompleteResultCompletion(_base.MCPModel):
 class CompleteResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `completion/complete` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: CompleteResult
 
 
@@ -879,8 +881,8 @@ class CreateMessageRequest(
     """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
 
     METHOD: ClassVar[str] = "sampling/createMessage"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "sampling/createMessage"}
+    method: Literal["sampling/createMessage"] = _base.constant("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -949,10 +951,10 @@ class DiscoverRequest(_base.MCPModelWithConstants, _base.Request["RequestParams"
     to — version negotiation can also happen inline via per-request `_meta`."""
 
     METHOD: ClassVar[str] = "server/discover"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "server/discover"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["server/discover"] = "server/discover"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["server/discover"] = _base.constant("server/discover")
     params: RequestParams
 
 
@@ -1005,9 +1007,9 @@ class DiscoverResult(_base.MCPModel, _base.Result):
 class DiscoverResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `server/discover` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: DiscoverResult
 
 
@@ -1015,8 +1017,8 @@ class ElicitRequest(_base.MCPModelWithConstants, _base.Request["ElicitRequestPar
     """A request from the server to elicit additional information from the user via the client."""
 
     METHOD: ClassVar[str] = "elicitation/create"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["elicitation/create"] = "elicitation/create"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "elicitation/create"}
+    method: Literal["elicitation/create"] = _base.constant("elicitation/create")
     params: ElicitRequestParams
 
 
@@ -1036,20 +1038,20 @@ class ElicitRequestFormParamsRequestedSchema(_base.MCPModelWithConstants):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     properties: dict[str, PrimitiveSchemaDefinition]
     required: _base.Omittable[list[str]] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ElicitRequestURLParams(_base.MCPModelWithConstants):
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"mode"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"mode": "url"}
     message: str
     """The message to present to the user explaining why the interaction is needed."""
-    mode: Literal["url"] = "url"
+    mode: Literal["url"] = _base.constant("url")
     """The elicitation mode."""
     url: str
     """The URL that the user should navigate to."""
@@ -1075,12 +1077,12 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     It is up to the client how best to render embedded resources for the benefit
     of the LLM and/or the user."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     resource: Union[TextResourceContents, BlobResourceContents]
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"] = _base.constant("resource")
 
 
 class Error(_base.MCPModel):
@@ -1096,10 +1098,10 @@ class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequ
     """Used by the client to get a prompt provided by the server."""
 
     METHOD: ClassVar[str] = "prompts/get"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "prompts/get"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/get"] = "prompts/get"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["prompts/get"] = _base.constant("prompts/get")
     params: GetPromptRequestParams
 
 
@@ -1135,9 +1137,9 @@ class GetPromptResult(_base.MCPModel, _base.Result):
 class GetPromptResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `prompts/get` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Union[InputRequiredResult, GetPromptResult]
 
 
@@ -1147,15 +1149,15 @@ class HeaderMismatchError(_base.MCPModelWithConstants):
     because required headers are missing or malformed. For HTTP, the response
     status code MUST be `400 Bad Request`."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: HeaderMismatchErrorError
     id: _base.Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class HeaderMismatchErrorError(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32020] = -32020
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32020}
+    code: Annotated[Literal[-32020], _base.EXACT_INTEGER] = _base.constant(-32020)
     data: Any = None
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
     message: str
@@ -1208,7 +1210,7 @@ class Icons(_base.MCPModel):
 class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -1216,7 +1218,7 @@ class ImageContent(_base.MCPModelWithConstants):
     """The base64-encoded image data."""
     mime_type: str = Field(alias="mimeType")
     """The MIME type of the image. Different providers may support different image types."""
-    type: Literal["image"] = "image"
+    type: Literal["image"] = _base.constant("image")
 
 
 class Implementation(_base.MCPModel):
@@ -1281,8 +1283,8 @@ class InputResponseRequestParams(_base.MCPModel):
 class InternalError(_base.MCPModelWithConstants):
     """A JSON-RPC error indicating that an internal error occurred on the receiver. This error is returned when the receiver encounters an unexpected condition that prevents it from fulfilling the request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32603] = -32603
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32603}
+    code: Annotated[Literal[-32603], _base.EXACT_INTEGER] = _base.constant(-32603)
     """The error type that occurred."""
     data: Any = None
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
@@ -1302,8 +1304,8 @@ class InvalidParamsError(_base.MCPModelWithConstants):
     - **Elicitation**: Server requests an elicitation mode not declared in client capabilities
     - **Sampling**: Missing tool result or tool results mixed with other content"""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32602] = -32602
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32602}
+    code: Annotated[Literal[-32602], _base.EXACT_INTEGER] = _base.constant(-32602)
     """The error type that occurred."""
     data: Any = None
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
@@ -1314,8 +1316,8 @@ class InvalidParamsError(_base.MCPModelWithConstants):
 class InvalidRequestError(_base.MCPModelWithConstants):
     """A JSON-RPC error indicating that the request is not a valid request object. This error is returned when the message structure does not conform to the JSON-RPC 2.0 specification requirements for a request (e.g., missing required fields like `jsonrpc` or `method`, or using invalid types for these fields)."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32600] = -32600
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32600}
+    code: Annotated[Literal[-32600], _base.EXACT_INTEGER] = _base.constant(-32600)
     """The error type that occurred."""
     data: Any = None
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
@@ -1326,17 +1328,17 @@ class InvalidRequestError(_base.MCPModelWithConstants):
 class JSONRPCErrorResponse(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: Error
     id: _base.Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
-    jsonrpc: Literal["2.0"] = "2.0"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -1344,9 +1346,9 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
 class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -1354,9 +1356,9 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
 class JSONRPCResultResponse(_base.MCPModelWithConstants):
     """A successful (non-error) response to a request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Result
 
 
@@ -1364,7 +1366,7 @@ class LegacyTitledEnumSchema(_base.MCPModelWithConstants):
     """Use `TitledSingleSelectEnumSchema` instead.
     This interface will be removed in a future version."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     default: _base.Omittable[str] = None
     description: _base.Omittable[str] = None
     enum: list[str]
@@ -1372,17 +1374,17 @@ class LegacyTitledEnumSchema(_base.MCPModelWithConstants):
     """(Legacy) Display names for enum values.
     Non-standard according to JSON schema 2020-12."""
     title: _base.Omittable[str] = None
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class ListPromptsRequest(_base.MCPModelWithConstants, _base.Request["PaginatedRequestParams", "ListPromptsResult"]):
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
     METHOD: ClassVar[str] = "prompts/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "prompts/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/list"] = "prompts/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["prompts/list"] = _base.constant("prompts/list")
     params: PaginatedRequestParams
 
 
@@ -1427,9 +1429,9 @@ class ListPromptsResult(_base.MCPModel, _base.Result):
 class ListPromptsResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `prompts/list` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: ListPromptsResult
 
 
@@ -1439,10 +1441,10 @@ class ListResourceTemplatesRequest(
     """Sent from the client to request a list of resource templates the server has."""
 
     METHOD: ClassVar[str] = "resources/templates/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/templates/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["resources/templates/list"] = _base.constant("resources/templates/list")
     params: PaginatedRequestParams
 
 
@@ -1487,9 +1489,9 @@ class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
 class ListResourceTemplatesResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `resources/templates/list` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: ListResourceTemplatesResult
 
 
@@ -1497,10 +1499,10 @@ class ListResourcesRequest(_base.MCPModelWithConstants, _base.Request["Paginated
     """Sent from the client to request a list of resources the server has."""
 
     METHOD: ClassVar[str] = "resources/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/list"] = "resources/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["resources/list"] = _base.constant("resources/list")
     params: PaginatedRequestParams
 
 
@@ -1545,9 +1547,9 @@ class ListResourcesResult(_base.MCPModel, _base.Result):
 class ListResourcesResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `resources/list` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: ListResourcesResult
 
 
@@ -1563,8 +1565,8 @@ class ListRootsRequest(
     structure or access specific locations that the client has permission to read from."""
 
     METHOD: ClassVar[str] = "roots/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["roots/list"] = "roots/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "roots/list"}
+    method: Literal["roots/list"] = _base.constant("roots/list")
     params: _base.Omittable[ListRootsRequestParams] = None
 
 
@@ -1584,10 +1586,10 @@ class ListToolsRequest(_base.MCPModelWithConstants, _base.Request["PaginatedRequ
     """Sent from the client to request a list of tools the server has."""
 
     METHOD: ClassVar[str] = "tools/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tools/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/list"] = "tools/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tools/list"] = _base.constant("tools/list")
     params: PaginatedRequestParams
 
 
@@ -1632,9 +1634,9 @@ class ListToolsResult(_base.MCPModel, _base.Result):
 class ListToolsResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `tools/list` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: ListToolsResult
 
 
@@ -1642,9 +1644,9 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
     """JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`."""
 
     METHOD: ClassVar[str] = "notifications/message"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/message"] = "notifications/message"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/message"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/message"] = _base.constant("notifications/message")
     params: LoggingMessageNotificationParams
 
 
@@ -1668,8 +1670,8 @@ class MethodNotFoundError(_base.MCPModelWithConstants):
     A request that requires a client capability the client did not declare is signalled instead by `MissingRequiredClientCapabilityError` (`-32021`).
     """
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32601] = -32601
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32601}
+    code: Annotated[Literal[-32601], _base.EXACT_INTEGER] = _base.constant(-32601)
     """The error type that occurred."""
     data: Any = None
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
@@ -1682,15 +1684,15 @@ class MissingRequiredClientCapabilityError(_base.MCPModelWithConstants):
     declare in `clientCapabilities`. For HTTP, the response status code MUST be
     `400 Bad Request`."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: MissingRequiredClientCapabilityErrorError
     id: _base.Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class MissingRequiredClientCapabilityErrorError(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32021] = -32021
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32021}
+    code: Annotated[Literal[-32021], _base.EXACT_INTEGER] = _base.constant(-32021)
     data: MissingRequiredClientCapabilityErrorErrorData
     message: str
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
@@ -1797,9 +1799,9 @@ class NumberSchema(_base.MCPModel):
 
 
 class PaginatedRequest(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: PaginatedRequestParams
 
@@ -1831,8 +1833,8 @@ class PaginatedResult(_base.MCPModel):
 class ParseError(_base.MCPModelWithConstants):
     """A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32700] = -32700
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32700}
+    code: Annotated[Literal[-32700], _base.EXACT_INTEGER] = _base.constant(-32700)
     """The error type that occurred."""
     data: Any = None
     """Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.)."""
@@ -1844,9 +1846,9 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
     """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
 
     METHOD: ClassVar[str] = "notifications/progress"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/progress"] = "notifications/progress"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/progress"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/progress"] = _base.constant("notifications/progress")
     params: ProgressNotificationParams
 
 
@@ -1915,9 +1917,9 @@ class PromptListChangedNotification(_base.MCPModelWithConstants, _base.Notificat
     """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a `subscriptions/listen` stream when the client requested it via the `promptsListChanged` filter field."""
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[NotificationParams] = None
 
 
@@ -1934,7 +1936,7 @@ class PromptMessage(_base.MCPModel):
 class PromptReference(_base.MCPModelWithConstants):
     """Identifies a prompt."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/prompt"}
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -1944,7 +1946,7 @@ class PromptReference(_base.MCPModelWithConstants):
     If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present)."""
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"] = _base.constant("ref/prompt")
 
 
 class ReadResourceRequest(
@@ -1953,10 +1955,10 @@ class ReadResourceRequest(
     """Sent from the client to the server, to read a specific resource URI."""
 
     METHOD: ClassVar[str] = "resources/read"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/read"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/read"] = "resources/read"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["resources/read"] = _base.constant("resources/read")
     params: ReadResourceRequestParams
 
 
@@ -2008,9 +2010,9 @@ class ReadResourceResult(_base.MCPModel, _base.Result):
 class ReadResourceResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `resources/read` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Union[InputRequiredResult, ReadResourceResult]
 
 
@@ -2117,7 +2119,7 @@ class ResourceLink(_base.MCPModelWithConstants):
 
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource_link"}
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -2150,7 +2152,7 @@ class ResourceLink(_base.MCPModelWithConstants):
     If not provided, the name should be used for display (except for `Tool`,
     where `annotations.title` should be given precedence over using `name`,
     if present)."""
-    type: Literal["resource_link"] = "resource_link"
+    type: Literal["resource_link"] = _base.constant("resource_link")
     uri: str
     """The URI of this resource."""
 
@@ -2161,9 +2163,9 @@ class ResourceListChangedNotification(
     """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a `subscriptions/listen` stream when the client requested it via the `resourcesListChanged` filter field."""
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[NotificationParams] = None
 
 
@@ -2213,8 +2215,8 @@ class ResourceTemplate(_base.MCPModel):
 class ResourceTemplateReference(_base.MCPModelWithConstants):
     """A reference to a resource or resource template definition."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
-    type: Literal["ref/resource"] = "ref/resource"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/resource"}
+    type: Literal["ref/resource"] = _base.constant("ref/resource")
     uri: str
     """The URI or URI template of the resource."""
 
@@ -2223,9 +2225,9 @@ class ResourceUpdatedNotification(_base.MCPModelWithConstants, _base.Notificatio
     """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a `subscriptions/listen` request."""
 
     METHOD: ClassVar[str] = "notifications/resources/updated"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/resources/updated"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/resources/updated"] = _base.constant("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
@@ -2340,14 +2342,14 @@ class ServerCapabilitiesTools(_base.MCPModel):
 
 
 class StringSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     default: _base.Omittable[str] = None
     description: _base.Omittable[str] = None
     format: _base.Omittable[Literal["date", "date-time", "email", "uri"]] = None
     max_length: _base.Omittable[int] = Field(default=None, alias="maxLength")
     min_length: _base.Omittable[int] = Field(default=None, alias="minLength")
     title: _base.Omittable[str] = None
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class SubscriptionFilter(_base.MCPModel):
@@ -2383,9 +2385,11 @@ class SubscriptionsAcknowledgedNotification(
     subscriptions MAY be interleaved before it."""
 
     METHOD: ClassVar[str] = "notifications/subscriptions/acknowledged"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/subscriptions/acknowledged"] = "notifications/subscriptions/acknowledged"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/subscriptions/acknowledged"] = _base.constant(
+        "notifications/subscriptions/acknowledged"
+    )
     params: SubscriptionsAcknowledgedNotificationParams
 
 
@@ -2408,10 +2412,10 @@ class SubscriptionsListenRequest(
     endpoint and ensures consistent behavior between HTTP and STDIO."""
 
     METHOD: ClassVar[str] = "subscriptions/listen"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "subscriptions/listen"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["subscriptions/listen"] = "subscriptions/listen"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["subscriptions/listen"] = _base.constant("subscriptions/listen")
     params: SubscriptionsListenRequestParams
 
 
@@ -2471,22 +2475,22 @@ class SubscriptionsListenResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `subscriptions/listen`
     request, sent when the server tears the subscription down gracefully."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: SubscriptionsListenResult
 
 
 class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     text: str
     """The text content of the message."""
-    type: Literal["text"] = "text"
+    type: Literal["text"] = _base.constant("text")
 
 
 class TextResourceContents(_base.MCPModel):
@@ -2502,7 +2506,7 @@ class TextResourceContents(_base.MCPModel):
 class TitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for multiple-selection enumeration with display titles for each option."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "array"}
     default: _base.Omittable[list[str]] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2515,7 +2519,7 @@ class TitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Minimum number of items to select."""
     title: _base.Omittable[str] = None
     """Optional title for the enum field."""
-    type: Literal["array"] = "array"
+    type: Literal["array"] = _base.constant("array")
 
 
 class TitledMultiSelectEnumSchemaItems(_base.MCPModel):
@@ -2535,7 +2539,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(_base.MCPModel):
 class TitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for single-selection enumeration with display titles for each option."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     default: _base.Omittable[str] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2544,7 +2548,7 @@ class TitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Array of enum options with values and display labels."""
     title: _base.Omittable[str] = None
     """Optional title for the enum field."""
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class TitledSingleSelectEnumSchemaOneOfItem(_base.MCPModel):
@@ -2672,18 +2676,18 @@ class ToolInputSchema(_base.MCPModelWithConstants):
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ToolListChangedNotification(_base.MCPModelWithConstants, _base.Notification[Union["NotificationParams", None]]):
     """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a `subscriptions/listen` stream when the client requested it via the `toolsListChanged` filter field."""
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[NotificationParams] = None
 
 
@@ -2699,7 +2703,7 @@ class ToolOutputSchema(_base.MCPModel):
 class ToolResultContent(_base.MCPModelWithConstants):
     """The result of a tool use, provided by the user back to the assistant."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "tool_result"}
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     """Optional metadata about the tool result. Clients SHOULD preserve this field when
     including tool results in subsequent sampling requests to enable caching optimizations."""
@@ -2722,13 +2726,13 @@ class ToolResultContent(_base.MCPModelWithConstants):
     """The ID of the tool use this result corresponds to.
 
     This MUST match the ID from a previous `ToolUseContent`."""
-    type: Literal["tool_result"] = "tool_result"
+    type: Literal["tool_result"] = _base.constant("tool_result")
 
 
 class ToolUseContent(_base.MCPModelWithConstants):
     """A request from the assistant to call a tool."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "tool_use"}
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     """Optional metadata about the tool use. Clients SHOULD preserve this field when
     including tool uses in subsequent sampling requests to enable caching optimizations."""
@@ -2740,7 +2744,7 @@ class ToolUseContent(_base.MCPModelWithConstants):
     """The arguments to pass to the tool, conforming to the tool's input schema."""
     name: str
     """The name of the tool to call."""
-    type: Literal["tool_use"] = "tool_use"
+    type: Literal["tool_use"] = _base.constant("tool_use")
 
 
 class UnsupportedProtocolVersionError(_base.MCPModelWithConstants):
@@ -2749,15 +2753,15 @@ class UnsupportedProtocolVersionError(_base.MCPModelWithConstants):
     chosen not to implement). For HTTP, the response status code MUST be
     `400 Bad Request`."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: UnsupportedProtocolVersionErrorError
     id: _base.Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class UnsupportedProtocolVersionErrorError(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32022] = -32022
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32022}
+    code: Annotated[Literal[-32022], _base.EXACT_INTEGER] = _base.constant(-32022)
     data: UnsupportedProtocolVersionErrorErrorData
     message: str
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
@@ -2774,7 +2778,7 @@ class UnsupportedProtocolVersionErrorErrorData(_base.MCPModel):
 class UntitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for multiple-selection enumeration without display titles for options."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "array"}
     default: _base.Omittable[list[str]] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2787,22 +2791,22 @@ class UntitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Minimum number of items to select."""
     title: _base.Omittable[str] = None
     """Optional title for the enum field."""
-    type: Literal["array"] = "array"
+    type: Literal["array"] = _base.constant("array")
 
 
 class UntitledMultiSelectEnumSchemaItems(_base.MCPModelWithConstants):
     """Schema for the array items."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     enum: list[str]
     """Array of enum values to choose from."""
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class UntitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for single-selection enumeration without display titles for options."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     default: _base.Omittable[str] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2811,7 +2815,7 @@ class UntitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Array of enum values to choose from."""
     title: _base.Omittable[str] = None
     """Optional title for the enum field."""
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class EmptyResult(Result):

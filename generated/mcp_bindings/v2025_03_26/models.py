@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -216,9 +216,9 @@ else:
 
 
 if TYPE_CHECKING:
-    Cursor: TypeAlias = str
+    Cursor: TypeAlias = StrictStr
 else:
-    Cursor = TypeAliasType("Cursor", str)
+    Cursor = TypeAliasType("Cursor", StrictStr)
 """An opaque token used to represent a cursor for pagination."""
 
 
@@ -273,16 +273,16 @@ https://datatracker.ietf.org/doc/html/rfc5424#section-6.2.1"""
 
 
 if TYPE_CHECKING:
-    ProgressToken: TypeAlias = Union[str, int]
+    ProgressToken: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
+    ProgressToken = TypeAliasType("ProgressToken", Union[StrictStr, StrictInt])
 """A progress token, used to associate progress notifications with the original request."""
 
 
 if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[str, int]
+    RequestId: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    RequestId = TypeAliasType("RequestId", Union[str, int])
+    RequestId = TypeAliasType("RequestId", Union[StrictStr, StrictInt])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
 
@@ -384,14 +384,14 @@ class Annotations(_base.MCPModel):
 class AudioContent(_base.MCPModelWithConstants):
     """Audio provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "audio"}
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     data: str
     """The base64-encoded audio data."""
     mime_type: str = Field(alias="mimeType")
     """The MIME type of the audio. Different providers may support different audio types."""
-    type: Literal["audio"] = "audio"
+    type: Literal["audio"] = _base.constant("audio")
 
 
 class BlobResourceContents(_base.MCPModel):
@@ -407,8 +407,8 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
     """Used by the client to invoke a tool provided by the server."""
 
     METHOD: ClassVar[str] = "tools/call"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["tools/call"] = "tools/call"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/call"}
+    method: Literal["tools/call"] = _base.constant("tools/call")
     params: CallToolRequestParams
 
 
@@ -450,8 +450,8 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
     A client MUST NOT attempt to cancel its `initialize` request."""
 
     METHOD: ClassVar[str] = "notifications/cancelled"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/cancelled"}
+    method: Literal["notifications/cancelled"] = _base.constant("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -486,8 +486,8 @@ class CompleteRequest(_base.MCPModelWithConstants, _base.Request["CompleteReques
     """A request from the client to the server, to ask for completion options."""
 
     METHOD: ClassVar[str] = "completion/complete"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["completion/complete"] = "completion/complete"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "completion/complete"}
+    method: Literal["completion/complete"] = _base.constant("completion/complete")
     params: CompleteRequestParams
 
 
@@ -529,8 +529,8 @@ class CreateMessageRequest(
     """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
 
     METHOD: ClassVar[str] = "sampling/createMessage"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "sampling/createMessage"}
+    method: Literal["sampling/createMessage"] = _base.constant("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -571,19 +571,19 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     It is up to the client how best to render embedded resources for the benefit
     of the LLM and/or the user."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     resource: Union[TextResourceContents, BlobResourceContents]
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"] = _base.constant("resource")
 
 
 class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequestParams", "GetPromptResult"]):
     """Used by the client to get a prompt provided by the server."""
 
     METHOD: ClassVar[str] = "prompts/get"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["prompts/get"] = "prompts/get"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "prompts/get"}
+    method: Literal["prompts/get"] = _base.constant("prompts/get")
     params: GetPromptRequestParams
 
 
@@ -607,14 +607,14 @@ class GetPromptResult(_base.MCPModel, _base.Result):
 class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     data: str
     """The base64-encoded image data."""
     mime_type: str = Field(alias="mimeType")
     """The MIME type of the image. Different providers may support different image types."""
-    type: Literal["image"] = "image"
+    type: Literal["image"] = _base.constant("image")
 
 
 class Implementation(_base.MCPModel):
@@ -628,8 +628,8 @@ class InitializeRequest(_base.MCPModelWithConstants, _base.Request["InitializeRe
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
     METHOD: ClassVar[str] = "initialize"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["initialize"] = "initialize"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "initialize"}
+    method: Literal["initialize"] = _base.constant("initialize")
     params: InitializeRequestParams
 
 
@@ -661,8 +661,8 @@ class InitializedNotification(
     """This notification is sent from the client to the server after initialization has finished."""
 
     METHOD: ClassVar[str] = "notifications/initialized"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/initialized"] = "notifications/initialized"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/initialized"}
+    method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[InitializedNotificationParams] = None
 
 
@@ -674,10 +674,10 @@ class InitializedNotificationParams(_base.MCPModel):
 class JSONRPCError(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class JSONRPCErrorError(_base.MCPModel):
@@ -692,8 +692,8 @@ class JSONRPCErrorError(_base.MCPModel):
 class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
-    jsonrpc: Literal["2.0"] = "2.0"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[JSONRPCNotificationParams] = None
 
@@ -706,9 +706,9 @@ class JSONRPCNotificationParams(_base.MCPModel):
 class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[JSONRPCRequestParams] = None
 
@@ -725,9 +725,9 @@ class JSONRPCRequestParamsMeta(_base.MCPModel):
 class JSONRPCResponse(_base.MCPModelWithConstants):
     """A successful (non-error) response to a request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Result
 
 
@@ -737,8 +737,8 @@ class ListPromptsRequest(
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
     METHOD: ClassVar[str] = "prompts/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["prompts/list"] = "prompts/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "prompts/list"}
+    method: Literal["prompts/list"] = _base.constant("prompts/list")
     params: _base.Omittable[ListPromptsRequestParams] = None
 
 
@@ -766,8 +766,8 @@ class ListResourceTemplatesRequest(
     """Sent from the client to request a list of resource templates the server has."""
 
     METHOD: ClassVar[str] = "resources/templates/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/templates/list"}
+    method: Literal["resources/templates/list"] = _base.constant("resources/templates/list")
     params: _base.Omittable[ListResourceTemplatesRequestParams] = None
 
 
@@ -794,8 +794,8 @@ class ListResourcesRequest(
     """Sent from the client to request a list of resources the server has."""
 
     METHOD: ClassVar[str] = "resources/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/list"] = "resources/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/list"}
+    method: Literal["resources/list"] = _base.constant("resources/list")
     params: _base.Omittable[ListResourcesRequestParams] = None
 
 
@@ -828,8 +828,8 @@ class ListRootsRequest(
     structure or access specific locations that the client has permission to read from."""
 
     METHOD: ClassVar[str] = "roots/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["roots/list"] = "roots/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "roots/list"}
+    method: Literal["roots/list"] = _base.constant("roots/list")
     params: _base.Omittable[ListRootsRequestParams] = None
 
 
@@ -858,8 +858,8 @@ class ListToolsRequest(
     """Sent from the client to request a list of tools the server has."""
 
     METHOD: ClassVar[str] = "tools/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["tools/list"] = "tools/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/list"}
+    method: Literal["tools/list"] = _base.constant("tools/list")
     params: _base.Omittable[ListToolsRequestParams] = None
 
 
@@ -884,8 +884,8 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
     """Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
 
     METHOD: ClassVar[str] = "notifications/message"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/message"] = "notifications/message"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/message"}
+    method: Literal["notifications/message"] = _base.constant("notifications/message")
     params: LoggingMessageNotificationParams
 
 
@@ -990,8 +990,8 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestP
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
     METHOD: ClassVar[str] = "ping"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["ping"] = "ping"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "ping"}
+    method: Literal["ping"] = _base.constant("ping")
     params: _base.Omittable[PingRequestParams] = None
 
 
@@ -1008,8 +1008,8 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
     """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
 
     METHOD: ClassVar[str] = "notifications/progress"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/progress"] = "notifications/progress"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/progress"}
+    method: Literal["notifications/progress"] = _base.constant("notifications/progress")
     params: ProgressNotificationParams
 
 
@@ -1052,8 +1052,8 @@ class PromptListChangedNotification(
     """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/prompts/list_changed"}
+    method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[PromptListChangedNotificationParams] = None
 
 
@@ -1075,10 +1075,10 @@ class PromptMessage(_base.MCPModel):
 class PromptReference(_base.MCPModelWithConstants):
     """Identifies a prompt."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/prompt"}
     name: str
     """The name of the prompt or prompt template"""
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"] = _base.constant("ref/prompt")
 
 
 class ReadResourceRequest(
@@ -1087,8 +1087,8 @@ class ReadResourceRequest(
     """Sent from the client to the server, to read a specific resource URI."""
 
     METHOD: ClassVar[str] = "resources/read"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/read"] = "resources/read"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/read"}
+    method: Literal["resources/read"] = _base.constant("resources/read")
     params: ReadResourceRequestParams
 
 
@@ -1157,8 +1157,8 @@ class ResourceListChangedNotification(
     """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/resources/list_changed"}
+    method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[ResourceListChangedNotificationParams] = None
 
 
@@ -1170,8 +1170,8 @@ class ResourceListChangedNotificationParams(_base.MCPModel):
 class ResourceReference(_base.MCPModelWithConstants):
     """A reference to a resource or resource template definition."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
-    type: Literal["ref/resource"] = "ref/resource"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/resource"}
+    type: Literal["ref/resource"] = _base.constant("ref/resource")
     uri: str
     """The URI or URI template of the resource."""
 
@@ -1199,8 +1199,8 @@ class ResourceUpdatedNotification(_base.MCPModelWithConstants, _base.Notificatio
     """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
 
     METHOD: ClassVar[str] = "notifications/resources/updated"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/resources/updated"}
+    method: Literal["notifications/resources/updated"] = _base.constant("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
@@ -1235,8 +1235,8 @@ class RootsListChangedNotification(
     The server should then request an updated list of roots using the ListRootsRequest."""
 
     METHOD: ClassVar[str] = "notifications/roots/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/roots/list_changed"}
+    method: Literal["notifications/roots/list_changed"] = _base.constant("notifications/roots/list_changed")
     params: _base.Omittable[RootsListChangedNotificationParams] = None
 
 
@@ -1296,8 +1296,8 @@ class SetLevelRequest(_base.MCPModelWithConstants, _base.Request["SetLevelReques
     """A request from the client to the server, to enable or adjust logging."""
 
     METHOD: ClassVar[str] = "logging/setLevel"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["logging/setLevel"] = "logging/setLevel"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "logging/setLevel"}
+    method: Literal["logging/setLevel"] = _base.constant("logging/setLevel")
     params: SetLevelRequestParams
 
 
@@ -1310,8 +1310,8 @@ class SubscribeRequest(_base.MCPModelWithConstants, _base.Request["SubscribeRequ
     """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
 
     METHOD: ClassVar[str] = "resources/subscribe"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/subscribe"] = "resources/subscribe"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/subscribe"}
+    method: Literal["resources/subscribe"] = _base.constant("resources/subscribe")
     params: SubscribeRequestParams
 
 
@@ -1323,12 +1323,12 @@ class SubscribeRequestParams(_base.MCPModel):
 class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     text: str
     """The text content of the message."""
-    type: Literal["text"] = "text"
+    type: Literal["text"] = _base.constant("text")
 
 
 class TextResourceContents(_base.MCPModel):
@@ -1397,10 +1397,10 @@ class ToolAnnotations(_base.MCPModel):
 class ToolInputSchema(_base.MCPModelWithConstants):
     """A JSON Schema object defining the expected parameters for the tool."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ToolListChangedNotification(
@@ -1409,8 +1409,8 @@ class ToolListChangedNotification(
     """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/tools/list_changed"}
+    method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[ToolListChangedNotificationParams] = None
 
 
@@ -1423,8 +1423,8 @@ class UnsubscribeRequest(_base.MCPModelWithConstants, _base.Request["Unsubscribe
     """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
 
     METHOD: ClassVar[str] = "resources/unsubscribe"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/unsubscribe"}
+    method: Literal["resources/unsubscribe"] = _base.constant("resources/unsubscribe")
     params: UnsubscribeRequestParams
 
 

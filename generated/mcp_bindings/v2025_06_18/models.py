@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -245,9 +245,9 @@ else:
 
 
 if TYPE_CHECKING:
-    Cursor: TypeAlias = str
+    Cursor: TypeAlias = StrictStr
 else:
-    Cursor = TypeAliasType("Cursor", str)
+    Cursor = TypeAliasType("Cursor", StrictStr)
 """An opaque token used to represent a cursor for pagination."""
 
 
@@ -283,16 +283,16 @@ without nested objects or arrays."""
 
 
 if TYPE_CHECKING:
-    ProgressToken: TypeAlias = Union[str, int]
+    ProgressToken: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
+    ProgressToken = TypeAliasType("ProgressToken", Union[StrictStr, StrictInt])
 """A progress token, used to associate progress notifications with the original request."""
 
 
 if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[str, int]
+    RequestId: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    RequestId = TypeAliasType("RequestId", Union[str, int])
+    RequestId = TypeAliasType("RequestId", Union[StrictStr, StrictInt])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
 
@@ -404,7 +404,7 @@ class Annotations(_base.MCPModel):
 class AudioContent(_base.MCPModelWithConstants):
     """Audio provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "audio"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -413,7 +413,7 @@ class AudioContent(_base.MCPModelWithConstants):
     """The base64-encoded audio data."""
     mime_type: str = Field(alias="mimeType")
     """The MIME type of the audio. Different providers may support different audio types."""
-    type: Literal["audio"] = "audio"
+    type: Literal["audio"] = _base.constant("audio")
 
 
 class BaseMetadata(_base.MCPModel):
@@ -442,19 +442,19 @@ class BlobResourceContents(_base.MCPModel):
 
 
 class BooleanSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "boolean"}
     default: _base.Omittable[bool] = None
     description: _base.Omittable[str] = None
     title: _base.Omittable[str] = None
-    type: Literal["boolean"] = "boolean"
+    type: Literal["boolean"] = _base.constant("boolean")
 
 
 class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolRequestParams", "CallToolResult"]):
     """Used by the client to invoke a tool provided by the server."""
 
     METHOD: ClassVar[str] = "tools/call"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["tools/call"] = "tools/call"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/call"}
+    method: Literal["tools/call"] = _base.constant("tools/call")
     params: CallToolRequestParams
 
 
@@ -497,8 +497,8 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
     A client MUST NOT attempt to cancel its `initialize` request."""
 
     METHOD: ClassVar[str] = "notifications/cancelled"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/cancelled"}
+    method: Literal["notifications/cancelled"] = _base.constant("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -535,8 +535,8 @@ class CompleteRequest(_base.MCPModelWithConstants, _base.Request["CompleteReques
     """A request from the client to the server, to ask for completion options."""
 
     METHOD: ClassVar[str] = "completion/complete"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["completion/complete"] = "completion/complete"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "completion/complete"}
+    method: Literal["completion/complete"] = _base.constant("completion/complete")
     params: CompleteRequestParams
 
 
@@ -587,8 +587,8 @@ class CreateMessageRequest(
     """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
 
     METHOD: ClassVar[str] = "sampling/createMessage"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "sampling/createMessage"}
+    method: Literal["sampling/createMessage"] = _base.constant("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -629,8 +629,8 @@ class ElicitRequest(_base.MCPModelWithConstants, _base.Request["ElicitRequestPar
     """A request from the server to elicit additional information from the user via the client."""
 
     METHOD: ClassVar[str] = "elicitation/create"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["elicitation/create"] = "elicitation/create"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "elicitation/create"}
+    method: Literal["elicitation/create"] = _base.constant("elicitation/create")
     params: ElicitRequestParams
 
 
@@ -646,10 +646,10 @@ class ElicitRequestParamsRequestedSchema(_base.MCPModelWithConstants):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     properties: dict[str, PrimitiveSchemaDefinition]
     required: _base.Omittable[list[str]] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ElicitResult(_base.MCPModel, _base.Result):
@@ -673,30 +673,30 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     It is up to the client how best to render embedded resources for the benefit
     of the LLM and/or the user."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     resource: Union[TextResourceContents, BlobResourceContents]
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"] = _base.constant("resource")
 
 
 class EnumSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     description: _base.Omittable[str] = None
     enum: list[str]
     enum_names: _base.Omittable[list[str]] = Field(default=None, alias="enumNames")
     title: _base.Omittable[str] = None
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequestParams", "GetPromptResult"]):
     """Used by the client to get a prompt provided by the server."""
 
     METHOD: ClassVar[str] = "prompts/get"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["prompts/get"] = "prompts/get"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "prompts/get"}
+    method: Literal["prompts/get"] = _base.constant("prompts/get")
     params: GetPromptRequestParams
 
 
@@ -720,7 +720,7 @@ class GetPromptResult(_base.MCPModel, _base.Result):
 class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -729,7 +729,7 @@ class ImageContent(_base.MCPModelWithConstants):
     """The base64-encoded image data."""
     mime_type: str = Field(alias="mimeType")
     """The MIME type of the image. Different providers may support different image types."""
-    type: Literal["image"] = "image"
+    type: Literal["image"] = _base.constant("image")
 
 
 class Implementation(_base.MCPModel):
@@ -751,8 +751,8 @@ class InitializeRequest(_base.MCPModelWithConstants, _base.Request["InitializeRe
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
     METHOD: ClassVar[str] = "initialize"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["initialize"] = "initialize"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "initialize"}
+    method: Literal["initialize"] = _base.constant("initialize")
     params: InitializeRequestParams
 
 
@@ -784,8 +784,8 @@ class InitializedNotification(
     """This notification is sent from the client to the server after initialization has finished."""
 
     METHOD: ClassVar[str] = "notifications/initialized"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/initialized"] = "notifications/initialized"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/initialized"}
+    method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[InitializedNotificationParams] = None
 
 
@@ -797,10 +797,10 @@ class InitializedNotificationParams(_base.MCPModel):
 class JSONRPCError(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class JSONRPCErrorError(_base.MCPModel):
@@ -815,8 +815,8 @@ class JSONRPCErrorError(_base.MCPModel):
 class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
-    jsonrpc: Literal["2.0"] = "2.0"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[JSONRPCNotificationParams] = None
 
@@ -829,9 +829,9 @@ class JSONRPCNotificationParams(_base.MCPModel):
 class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[JSONRPCRequestParams] = None
 
@@ -851,9 +851,9 @@ class JSONRPCRequestParamsMeta(_base.MCPModel):
 class JSONRPCResponse(_base.MCPModelWithConstants):
     """A successful (non-error) response to a request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Result
 
 
@@ -863,8 +863,8 @@ class ListPromptsRequest(
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
     METHOD: ClassVar[str] = "prompts/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["prompts/list"] = "prompts/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "prompts/list"}
+    method: Literal["prompts/list"] = _base.constant("prompts/list")
     params: _base.Omittable[ListPromptsRequestParams] = None
 
 
@@ -892,8 +892,8 @@ class ListResourceTemplatesRequest(
     """Sent from the client to request a list of resource templates the server has."""
 
     METHOD: ClassVar[str] = "resources/templates/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/templates/list"}
+    method: Literal["resources/templates/list"] = _base.constant("resources/templates/list")
     params: _base.Omittable[ListResourceTemplatesRequestParams] = None
 
 
@@ -920,8 +920,8 @@ class ListResourcesRequest(
     """Sent from the client to request a list of resources the server has."""
 
     METHOD: ClassVar[str] = "resources/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/list"] = "resources/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/list"}
+    method: Literal["resources/list"] = _base.constant("resources/list")
     params: _base.Omittable[ListResourcesRequestParams] = None
 
 
@@ -954,8 +954,8 @@ class ListRootsRequest(
     structure or access specific locations that the client has permission to read from."""
 
     METHOD: ClassVar[str] = "roots/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["roots/list"] = "roots/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "roots/list"}
+    method: Literal["roots/list"] = _base.constant("roots/list")
     params: _base.Omittable[ListRootsRequestParams] = None
 
 
@@ -987,8 +987,8 @@ class ListToolsRequest(
     """Sent from the client to request a list of tools the server has."""
 
     METHOD: ClassVar[str] = "tools/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["tools/list"] = "tools/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/list"}
+    method: Literal["tools/list"] = _base.constant("tools/list")
     params: _base.Omittable[ListToolsRequestParams] = None
 
 
@@ -1013,8 +1013,8 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
     """Notification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
 
     METHOD: ClassVar[str] = "notifications/message"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/message"] = "notifications/message"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/message"}
+    method: Literal["notifications/message"] = _base.constant("notifications/message")
     params: LoggingMessageNotificationParams
 
 
@@ -1127,8 +1127,8 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestP
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
     METHOD: ClassVar[str] = "ping"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["ping"] = "ping"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "ping"}
+    method: Literal["ping"] = _base.constant("ping")
     params: _base.Omittable[PingRequestParams] = None
 
 
@@ -1148,8 +1148,8 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
     """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
 
     METHOD: ClassVar[str] = "notifications/progress"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/progress"] = "notifications/progress"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/progress"}
+    method: Literal["notifications/progress"] = _base.constant("notifications/progress")
     params: ProgressNotificationParams
 
 
@@ -1208,8 +1208,8 @@ class PromptListChangedNotification(
     """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/prompts/list_changed"}
+    method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[PromptListChangedNotificationParams] = None
 
 
@@ -1231,7 +1231,7 @@ class PromptMessage(_base.MCPModel):
 class PromptReference(_base.MCPModelWithConstants):
     """Identifies a prompt."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/prompt"}
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -1241,7 +1241,7 @@ class PromptReference(_base.MCPModelWithConstants):
     If not provided, the name should be used for display (except for Tool,
     where `annotations.title` should be given precedence over using `name`,
     if present)."""
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"] = _base.constant("ref/prompt")
 
 
 class ReadResourceRequest(
@@ -1250,8 +1250,8 @@ class ReadResourceRequest(
     """Sent from the client to the server, to read a specific resource URI."""
 
     METHOD: ClassVar[str] = "resources/read"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/read"] = "resources/read"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/read"}
+    method: Literal["resources/read"] = _base.constant("resources/read")
     params: ReadResourceRequestParams
 
 
@@ -1331,7 +1331,7 @@ class ResourceLink(_base.MCPModelWithConstants):
 
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource_link"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1355,7 +1355,7 @@ class ResourceLink(_base.MCPModelWithConstants):
     If not provided, the name should be used for display (except for Tool,
     where `annotations.title` should be given precedence over using `name`,
     if present)."""
-    type: Literal["resource_link"] = "resource_link"
+    type: Literal["resource_link"] = _base.constant("resource_link")
     uri: str
     """The URI of this resource."""
 
@@ -1366,8 +1366,8 @@ class ResourceListChangedNotification(
     """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/resources/list_changed"}
+    method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[ResourceListChangedNotificationParams] = None
 
 
@@ -1405,8 +1405,8 @@ class ResourceTemplate(_base.MCPModel):
 class ResourceTemplateReference(_base.MCPModelWithConstants):
     """A reference to a resource or resource template definition."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
-    type: Literal["ref/resource"] = "ref/resource"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/resource"}
+    type: Literal["ref/resource"] = _base.constant("ref/resource")
     uri: str
     """The URI or URI template of the resource."""
 
@@ -1415,8 +1415,8 @@ class ResourceUpdatedNotification(_base.MCPModelWithConstants, _base.Notificatio
     """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
 
     METHOD: ClassVar[str] = "notifications/resources/updated"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/resources/updated"}
+    method: Literal["notifications/resources/updated"] = _base.constant("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
@@ -1453,8 +1453,8 @@ class RootsListChangedNotification(
     The server should then request an updated list of roots using the ListRootsRequest."""
 
     METHOD: ClassVar[str] = "notifications/roots/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/roots/list_changed"}
+    method: Literal["notifications/roots/list_changed"] = _base.constant("notifications/roots/list_changed")
     params: _base.Omittable[RootsListChangedNotificationParams] = None
 
 
@@ -1514,8 +1514,8 @@ class SetLevelRequest(_base.MCPModelWithConstants, _base.Request["SetLevelReques
     """A request from the client to the server, to enable or adjust logging."""
 
     METHOD: ClassVar[str] = "logging/setLevel"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["logging/setLevel"] = "logging/setLevel"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "logging/setLevel"}
+    method: Literal["logging/setLevel"] = _base.constant("logging/setLevel")
     params: SetLevelRequestParams
 
 
@@ -1525,21 +1525,21 @@ class SetLevelRequestParams(_base.MCPModel):
 
 
 class StringSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     description: _base.Omittable[str] = None
     format: _base.Omittable[Literal["date", "date-time", "email", "uri"]] = None
     max_length: _base.Omittable[int] = Field(default=None, alias="maxLength")
     min_length: _base.Omittable[int] = Field(default=None, alias="minLength")
     title: _base.Omittable[str] = None
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class SubscribeRequest(_base.MCPModelWithConstants, _base.Request["SubscribeRequestParams", "EmptyResult"]):
     """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
 
     METHOD: ClassVar[str] = "resources/subscribe"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/subscribe"] = "resources/subscribe"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/subscribe"}
+    method: Literal["resources/subscribe"] = _base.constant("resources/subscribe")
     params: SubscribeRequestParams
 
 
@@ -1551,14 +1551,14 @@ class SubscribeRequestParams(_base.MCPModel):
 class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     text: str
     """The text content of the message."""
-    type: Literal["text"] = "text"
+    type: Literal["text"] = _base.constant("text")
 
 
 class TextResourceContents(_base.MCPModel):
@@ -1643,10 +1643,10 @@ class ToolAnnotations(_base.MCPModel):
 class ToolInputSchema(_base.MCPModelWithConstants):
     """A JSON Schema object defining the expected parameters for the tool."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ToolListChangedNotification(
@@ -1655,8 +1655,8 @@ class ToolListChangedNotification(
     """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/tools/list_changed"}
+    method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[ToolListChangedNotificationParams] = None
 
 
@@ -1669,18 +1669,18 @@ class ToolOutputSchema(_base.MCPModelWithConstants):
     """An optional JSON Schema object defining the structure of the tool's output returned in
     the structuredContent field of a CallToolResult."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class UnsubscribeRequest(_base.MCPModelWithConstants, _base.Request["UnsubscribeRequestParams", "EmptyResult"]):
     """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
 
     METHOD: ClassVar[str] = "resources/unsubscribe"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/unsubscribe"}
+    method: Literal["resources/unsubscribe"] = _base.constant("resources/unsubscribe")
     params: UnsubscribeRequestParams
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -330,9 +330,9 @@ else:
 
 
 if TYPE_CHECKING:
-    Cursor: TypeAlias = str
+    Cursor: TypeAlias = StrictStr
 else:
-    Cursor = TypeAliasType("Cursor", str)
+    Cursor = TypeAliasType("Cursor", StrictStr)
 """An opaque token used to represent a cursor for pagination."""
 
 
@@ -435,16 +435,16 @@ without nested objects or arrays."""
 
 
 if TYPE_CHECKING:
-    ProgressToken: TypeAlias = Union[str, int]
+    ProgressToken: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
+    ProgressToken = TypeAliasType("ProgressToken", Union[StrictStr, StrictInt])
 """A progress token, used to associate progress notifications with the original request."""
 
 
 if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[str, int]
+    RequestId: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    RequestId = TypeAliasType("RequestId", Union[str, int])
+    RequestId = TypeAliasType("RequestId", Union[StrictStr, StrictInt])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
 
@@ -617,7 +617,7 @@ class Annotations(_base.MCPModel):
 class AudioContent(_base.MCPModelWithConstants):
     """Audio provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "audio"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -626,7 +626,7 @@ class AudioContent(_base.MCPModelWithConstants):
     """The base64-encoded audio data."""
     mime_type: str = Field(alias="mimeType")
     """The MIME type of the audio. Different providers may support different audio types."""
-    type: Literal["audio"] = "audio"
+    type: Literal["audio"] = _base.constant("audio")
 
 
 class BaseMetadata(_base.MCPModel):
@@ -655,21 +655,21 @@ class BlobResourceContents(_base.MCPModel):
 
 
 class BooleanSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "boolean"}
     default: _base.Omittable[bool] = None
     description: _base.Omittable[str] = None
     title: _base.Omittable[str] = None
-    type: Literal["boolean"] = "boolean"
+    type: Literal["boolean"] = _base.constant("boolean")
 
 
 class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolRequestParams", "CallToolResult"]):
     """Used by the client to invoke a tool provided by the server."""
 
     METHOD: ClassVar[str] = "tools/call"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tools/call"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/call"] = "tools/call"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tools/call"] = _base.constant("tools/call")
     params: CallToolRequestParams
 
 
@@ -726,10 +726,10 @@ class CancelTaskRequest(_base.MCPModelWithConstants, _base.Request["CancelTaskRe
     """A request to cancel a task."""
 
     METHOD: ClassVar[str] = "tasks/cancel"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tasks/cancel"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tasks/cancel"] = "tasks/cancel"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tasks/cancel"] = _base.constant("tasks/cancel")
     params: CancelTaskRequestParams
 
 
@@ -775,9 +775,9 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
     For task cancellation, use the `tasks/cancel` request instead of this notification."""
 
     METHOD: ClassVar[str] = "notifications/cancelled"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/cancelled"] = _base.constant("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -873,10 +873,10 @@ class CompleteRequest(_base.MCPModelWithConstants, _base.Request["CompleteReques
     """A request from the client to the server, to ask for completion options."""
 
     METHOD: ClassVar[str] = "completion/complete"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "completion/complete"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["completion/complete"] = "completion/complete"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["completion/complete"] = _base.constant("completion/complete")
     params: CompleteRequestParams
 
 
@@ -938,10 +938,10 @@ class CreateMessageRequest(
     """A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it."""
 
     METHOD: ClassVar[str] = "sampling/createMessage"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "sampling/createMessage"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["sampling/createMessage"] = _base.constant("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -1031,10 +1031,10 @@ class ElicitRequest(_base.MCPModelWithConstants, _base.Request["ElicitRequestPar
     """A request from the server to elicit additional information from the user via the client."""
 
     METHOD: ClassVar[str] = "elicitation/create"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "elicitation/create"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["elicitation/create"] = "elicitation/create"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["elicitation/create"] = _base.constant("elicitation/create")
     params: ElicitRequestParams
 
 
@@ -1070,17 +1070,17 @@ class ElicitRequestFormParamsRequestedSchema(_base.MCPModelWithConstants):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     properties: dict[str, PrimitiveSchemaDefinition]
     required: _base.Omittable[list[str]] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ElicitRequestURLParams(_base.MCPModelWithConstants):
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"mode"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"mode": "url"}
     meta: _base.Omittable[ElicitRequestURLParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     elicitation_id: str = Field(alias="elicitationId")
@@ -1088,7 +1088,7 @@ class ElicitRequestURLParams(_base.MCPModelWithConstants):
     The client MUST treat this ID as an opaque value."""
     message: str
     """The message to present to the user explaining why the interaction is needed."""
-    mode: Literal["url"] = "url"
+    mode: Literal["url"] = _base.constant("url")
     """The elicitation mode."""
     task: _base.Omittable[TaskMetadata] = None
     """If specified, the caller is requesting task-augmented execution for this request.
@@ -1130,9 +1130,9 @@ class ElicitationCompleteNotification(
     """An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request."""
 
     METHOD: ClassVar[str] = "notifications/elicitation/complete"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/elicitation/complete"] = "notifications/elicitation/complete"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/elicitation/complete"] = _base.constant("notifications/elicitation/complete")
     params: ElicitationCompleteNotificationParams
 
 
@@ -1147,13 +1147,13 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     It is up to the client how best to render embedded resources for the benefit
     of the LLM and/or the user."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     resource: Union[TextResourceContents, BlobResourceContents]
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"] = _base.constant("resource")
 
 
 class Error(_base.MCPModel):
@@ -1169,10 +1169,10 @@ class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequ
     """Used by the client to get a prompt provided by the server."""
 
     METHOD: ClassVar[str] = "prompts/get"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "prompts/get"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/get"] = "prompts/get"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["prompts/get"] = _base.constant("prompts/get")
     params: GetPromptRequestParams
 
 
@@ -1210,10 +1210,10 @@ class GetTaskPayloadRequest(
     """A request to retrieve the result of a completed task."""
 
     METHOD: ClassVar[str] = "tasks/result"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tasks/result"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tasks/result"] = "tasks/result"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tasks/result"] = _base.constant("tasks/result")
     params: GetTaskPayloadRequestParams
 
 
@@ -1235,10 +1235,10 @@ class GetTaskRequest(_base.MCPModelWithConstants, _base.Request["GetTaskRequestP
     """A request to retrieve the state of a task."""
 
     METHOD: ClassVar[str] = "tasks/get"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tasks/get"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tasks/get"] = "tasks/get"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tasks/get"] = _base.constant("tasks/get")
     params: GetTaskRequestParams
 
 
@@ -1318,7 +1318,7 @@ class Icons(_base.MCPModel):
 class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1327,7 +1327,7 @@ class ImageContent(_base.MCPModelWithConstants):
     """The base64-encoded image data."""
     mime_type: str = Field(alias="mimeType")
     """The MIME type of the image. Different providers may support different image types."""
-    type: Literal["image"] = "image"
+    type: Literal["image"] = _base.constant("image")
 
 
 class Implementation(_base.MCPModel):
@@ -1367,10 +1367,10 @@ class InitializeRequest(_base.MCPModelWithConstants, _base.Request["InitializeRe
     """This request is sent from the client to the server when it first connects, asking it to begin initialization."""
 
     METHOD: ClassVar[str] = "initialize"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "initialize"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["initialize"] = "initialize"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["initialize"] = _base.constant("initialize")
     params: InitializeRequestParams
 
 
@@ -1411,26 +1411,26 @@ class InitializedNotification(_base.MCPModelWithConstants, _base.Notification[Un
     """This notification is sent from the client to the server after initialization has finished."""
 
     METHOD: ClassVar[str] = "notifications/initialized"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/initialized"] = "notifications/initialized"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[NotificationParams] = None
 
 
 class JSONRPCErrorResponse(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: Error
     id: _base.Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
-    jsonrpc: Literal["2.0"] = "2.0"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -1438,9 +1438,9 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
 class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -1448,9 +1448,9 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
 class JSONRPCResultResponse(_base.MCPModelWithConstants):
     """A successful (non-error) response to a request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Result
 
 
@@ -1458,7 +1458,7 @@ class LegacyTitledEnumSchema(_base.MCPModelWithConstants):
     """Use TitledSingleSelectEnumSchema instead.
     This interface will be removed in a future version."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     default: _base.Omittable[str] = None
     description: _base.Omittable[str] = None
     enum: list[str]
@@ -1466,7 +1466,7 @@ class LegacyTitledEnumSchema(_base.MCPModelWithConstants):
     """(Legacy) Display names for enum values.
     Non-standard according to JSON schema 2020-12."""
     title: _base.Omittable[str] = None
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class ListPromptsRequest(
@@ -1475,10 +1475,10 @@ class ListPromptsRequest(
     """Sent from the client to request a list of prompts and prompt templates the server has."""
 
     METHOD: ClassVar[str] = "prompts/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "prompts/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["prompts/list"] = "prompts/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["prompts/list"] = _base.constant("prompts/list")
     params: _base.Omittable[PaginatedRequestParams] = None
 
 
@@ -1499,10 +1499,10 @@ class ListResourceTemplatesRequest(
     """Sent from the client to request a list of resource templates the server has."""
 
     METHOD: ClassVar[str] = "resources/templates/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/templates/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/templates/list"] = "resources/templates/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["resources/templates/list"] = _base.constant("resources/templates/list")
     params: _base.Omittable[PaginatedRequestParams] = None
 
 
@@ -1523,10 +1523,10 @@ class ListResourcesRequest(
     """Sent from the client to request a list of resources the server has."""
 
     METHOD: ClassVar[str] = "resources/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/list"] = "resources/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["resources/list"] = _base.constant("resources/list")
     params: _base.Omittable[PaginatedRequestParams] = None
 
 
@@ -1551,10 +1551,10 @@ class ListRootsRequest(_base.MCPModelWithConstants, _base.Request[Union["Request
     structure or access specific locations that the client has permission to read from."""
 
     METHOD: ClassVar[str] = "roots/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "roots/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["roots/list"] = "roots/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["roots/list"] = _base.constant("roots/list")
     params: _base.Omittable[RequestParams] = None
 
 
@@ -1574,10 +1574,10 @@ class ListTasksRequest(
     """A request to retrieve a list of tasks."""
 
     METHOD: ClassVar[str] = "tasks/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tasks/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tasks/list"] = "tasks/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tasks/list"] = _base.constant("tasks/list")
     params: _base.Omittable[PaginatedRequestParams] = None
 
 
@@ -1598,10 +1598,10 @@ class ListToolsRequest(
     """Sent from the client to request a list of tools the server has."""
 
     METHOD: ClassVar[str] = "tools/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tools/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/list"] = "tools/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tools/list"] = _base.constant("tools/list")
     params: _base.Omittable[PaginatedRequestParams] = None
 
 
@@ -1620,9 +1620,9 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
     """JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically."""
 
     METHOD: ClassVar[str] = "notifications/message"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/message"] = "notifications/message"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/message"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/message"] = _base.constant("notifications/message")
     params: LoggingMessageNotificationParams
 
 
@@ -1718,9 +1718,9 @@ class NumberSchema(_base.MCPModel):
 
 
 class PaginatedRequest(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[PaginatedRequestParams] = None
 
@@ -1754,10 +1754,10 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["RequestParam
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
     METHOD: ClassVar[str] = "ping"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "ping"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["ping"] = "ping"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["ping"] = _base.constant("ping")
     params: _base.Omittable[RequestParams] = None
 
 
@@ -1765,9 +1765,9 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
     """An out-of-band notification used to inform the receiver of a progress update for a long-running request."""
 
     METHOD: ClassVar[str] = "notifications/progress"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/progress"] = "notifications/progress"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/progress"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/progress"] = _base.constant("notifications/progress")
     params: ProgressNotificationParams
 
 
@@ -1838,9 +1838,9 @@ class PromptListChangedNotification(_base.MCPModelWithConstants, _base.Notificat
     """An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[NotificationParams] = None
 
 
@@ -1857,7 +1857,7 @@ class PromptMessage(_base.MCPModel):
 class PromptReference(_base.MCPModelWithConstants):
     """Identifies a prompt."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/prompt"}
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -1867,7 +1867,7 @@ class PromptReference(_base.MCPModelWithConstants):
     If not provided, the name should be used for display (except for Tool,
     where `annotations.title` should be given precedence over using `name`,
     if present)."""
-    type: Literal["ref/prompt"] = "ref/prompt"
+    type: Literal["ref/prompt"] = _base.constant("ref/prompt")
 
 
 class ReadResourceRequest(
@@ -1876,10 +1876,10 @@ class ReadResourceRequest(
     """Sent from the client to the server, to read a specific resource URI."""
 
     METHOD: ClassVar[str] = "resources/read"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/read"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/read"] = "resources/read"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["resources/read"] = _base.constant("resources/read")
     params: ReadResourceRequestParams
 
 
@@ -1990,7 +1990,7 @@ class ResourceLink(_base.MCPModelWithConstants):
 
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource_link"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -2024,7 +2024,7 @@ class ResourceLink(_base.MCPModelWithConstants):
     If not provided, the name should be used for display (except for Tool,
     where `annotations.title` should be given precedence over using `name`,
     if present)."""
-    type: Literal["resource_link"] = "resource_link"
+    type: Literal["resource_link"] = _base.constant("resource_link")
     uri: str
     """The URI of this resource."""
 
@@ -2035,9 +2035,9 @@ class ResourceListChangedNotification(
     """An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[NotificationParams] = None
 
 
@@ -2096,8 +2096,8 @@ class ResourceTemplate(_base.MCPModel):
 class ResourceTemplateReference(_base.MCPModelWithConstants):
     """A reference to a resource or resource template definition."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
-    type: Literal["ref/resource"] = "ref/resource"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/resource"}
+    type: Literal["ref/resource"] = _base.constant("ref/resource")
     uri: str
     """The URI or URI template of the resource."""
 
@@ -2106,9 +2106,9 @@ class ResourceUpdatedNotification(_base.MCPModelWithConstants, _base.Notificatio
     """A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request."""
 
     METHOD: ClassVar[str] = "notifications/resources/updated"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/resources/updated"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/resources/updated"] = _base.constant("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
@@ -2147,9 +2147,9 @@ class RootsListChangedNotification(_base.MCPModelWithConstants, _base.Notificati
     The server should then request an updated list of roots using the ListRootsRequest."""
 
     METHOD: ClassVar[str] = "notifications/roots/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/roots/list_changed"] = _base.constant("notifications/roots/list_changed")
     params: _base.Omittable[NotificationParams] = None
 
 
@@ -2235,10 +2235,10 @@ class SetLevelRequest(_base.MCPModelWithConstants, _base.Request["SetLevelReques
     """A request from the client to the server, to enable or adjust logging."""
 
     METHOD: ClassVar[str] = "logging/setLevel"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "logging/setLevel"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["logging/setLevel"] = "logging/setLevel"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["logging/setLevel"] = _base.constant("logging/setLevel")
     params: SetLevelRequestParams
 
 
@@ -2259,24 +2259,24 @@ class SetLevelRequestParamsMeta(_base.MCPModel):
 
 
 class StringSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     default: _base.Omittable[str] = None
     description: _base.Omittable[str] = None
     format: _base.Omittable[Literal["date", "date-time", "email", "uri"]] = None
     max_length: _base.Omittable[int] = Field(default=None, alias="maxLength")
     min_length: _base.Omittable[int] = Field(default=None, alias="minLength")
     title: _base.Omittable[str] = None
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class SubscribeRequest(_base.MCPModelWithConstants, _base.Request["SubscribeRequestParams", "EmptyResult"]):
     """Sent from the client to request resources/updated notifications from the server whenever a particular resource changes."""
 
     METHOD: ClassVar[str] = "resources/subscribe"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/subscribe"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/subscribe"] = "resources/subscribe"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["resources/subscribe"] = _base.constant("resources/subscribe")
     params: SubscribeRequestParams
 
 
@@ -2352,9 +2352,9 @@ class TaskStatusNotification(_base.MCPModelWithConstants, _base.Notification["Ta
     """An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications."""
 
     METHOD: ClassVar[str] = "notifications/tasks/status"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/tasks/status"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/tasks/status"] = _base.constant("notifications/tasks/status")
     params: TaskStatusNotificationParams
 
 
@@ -2386,14 +2386,14 @@ class TaskStatusNotificationParams(_base.MCPModel):
 class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     text: str
     """The text content of the message."""
-    type: Literal["text"] = "text"
+    type: Literal["text"] = _base.constant("text")
 
 
 class TextResourceContents(_base.MCPModel):
@@ -2410,7 +2410,7 @@ class TextResourceContents(_base.MCPModel):
 class TitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for multiple-selection enumeration with display titles for each option."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "array"}
     default: _base.Omittable[list[str]] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2423,7 +2423,7 @@ class TitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Minimum number of items to select."""
     title: _base.Omittable[str] = None
     """Optional title for the enum field."""
-    type: Literal["array"] = "array"
+    type: Literal["array"] = _base.constant("array")
 
 
 class TitledMultiSelectEnumSchemaItems(_base.MCPModel):
@@ -2443,7 +2443,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(_base.MCPModel):
 class TitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for single-selection enumeration with display titles for each option."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     default: _base.Omittable[str] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2452,7 +2452,7 @@ class TitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Array of enum options with values and display labels."""
     title: _base.Omittable[str] = None
     """Optional title for the enum field."""
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class TitledSingleSelectEnumSchemaOneOfItem(_base.MCPModel):
@@ -2575,20 +2575,20 @@ class ToolExecution(_base.MCPModel):
 class ToolInputSchema(_base.MCPModelWithConstants):
     """A JSON Schema object defining the expected parameters for the tool."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ToolListChangedNotification(_base.MCPModelWithConstants, _base.Notification[Union["NotificationParams", None]]):
     """An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client."""
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[NotificationParams] = None
 
 
@@ -2599,17 +2599,17 @@ class ToolOutputSchema(_base.MCPModelWithConstants):
     Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
     Currently restricted to type: "object" at the root level."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ToolResultContent(_base.MCPModelWithConstants):
     """The result of a tool use, provided by the user back to the assistant."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "tool_result"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """Optional metadata about the tool result. Clients SHOULD preserve this field when
     including tool results in subsequent sampling requests to enable caching optimizations.
@@ -2633,13 +2633,13 @@ class ToolResultContent(_base.MCPModelWithConstants):
     """The ID of the tool use this result corresponds to.
 
     This MUST match the ID from a previous ToolUseContent."""
-    type: Literal["tool_result"] = "tool_result"
+    type: Literal["tool_result"] = _base.constant("tool_result")
 
 
 class ToolUseContent(_base.MCPModelWithConstants):
     """A request from the assistant to call a tool."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "tool_use"}
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """Optional metadata about the tool use. Clients SHOULD preserve this field when
     including tool uses in subsequent sampling requests to enable caching optimizations.
@@ -2653,21 +2653,21 @@ class ToolUseContent(_base.MCPModelWithConstants):
     """The arguments to pass to the tool, conforming to the tool's input schema."""
     name: str
     """The name of the tool to call."""
-    type: Literal["tool_use"] = "tool_use"
+    type: Literal["tool_use"] = _base.constant("tool_use")
 
 
 class URLElicitationRequiredError(_base.MCPModelWithConstants):
     """An error response that indicates that the server requires the client to provide additional information via an elicitation request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: URLElicitationRequiredErrorError
     id: _base.Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class URLElicitationRequiredErrorError(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32042] = -32042
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32042}
+    code: Annotated[Literal[-32042], _base.EXACT_INTEGER] = _base.constant(-32042)
     data: URLElicitationRequiredErrorErrorData
     message: str
     """A short description of the error. The message SHOULD be limited to a concise single sentence."""
@@ -2681,10 +2681,10 @@ class UnsubscribeRequest(_base.MCPModelWithConstants, _base.Request["Unsubscribe
     """Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
 
     METHOD: ClassVar[str] = "resources/unsubscribe"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/unsubscribe"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["resources/unsubscribe"] = _base.constant("resources/unsubscribe")
     params: UnsubscribeRequestParams
 
 
@@ -2707,7 +2707,7 @@ class UnsubscribeRequestParamsMeta(_base.MCPModel):
 class UntitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for multiple-selection enumeration without display titles for options."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "array"}
     default: _base.Omittable[list[str]] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2720,22 +2720,22 @@ class UntitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Minimum number of items to select."""
     title: _base.Omittable[str] = None
     """Optional title for the enum field."""
-    type: Literal["array"] = "array"
+    type: Literal["array"] = _base.constant("array")
 
 
 class UntitledMultiSelectEnumSchemaItems(_base.MCPModelWithConstants):
     """Schema for the array items."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     enum: list[str]
     """Array of enum values to choose from."""
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class UntitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for single-selection enumeration without display titles for options."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
     default: _base.Omittable[str] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2744,7 +2744,7 @@ class UntitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Array of enum values to choose from."""
     title: _base.Omittable[str] = None
     """Optional title for the enum field."""
-    type: Literal["string"] = "string"
+    type: Literal["string"] = _base.constant("string")
 
 
 class EmptyResult(Result):

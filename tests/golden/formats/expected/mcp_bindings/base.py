@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, Union, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAlias
 
 ParamsT = TypeVar("ParamsT")
@@ -62,19 +63,42 @@ class MCPModel(BaseModel):
 
 
 class MCPModelWithConstants(MCPModel):
-    """A model with constant properties (`method`, `type`, `jsonrpc`) that default to their value.
+    """A model with constant properties (`method`, `type`, `jsonrpc`, error `code`).
 
-    Constructed in Python they count as set, so `TextContent(text="hi")` dumps
-    `{"type": "text", "text": "hi"}`.
+    On the wire a constant is required, as the schema says; constructed in Python it is filled in,
+    so `TextContent(text="hi")` dumps `{"type": "text", "text": "hi"}`.
     """
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {}  # python name -> value
 
-    # __init__ runs only for construction in Python; validation (model_validate, validate_json) builds
-    # instances without it, where constants are required input anyway, so parsing pays nothing here.
     def __init__(self, /, **data: Any) -> None:
+        fields = type(self).model_fields
+        for name, value in self.CONSTANT_FIELDS.items():
+            if name not in data and fields[name].alias not in data:
+                data[name] = value
         super().__init__(**data)
-        self.__pydantic_fields_set__.update(self.CONSTANT_FIELDS)
+
+    # pydantic routes validation through a model's own __init__ when it has one; this marks ours as
+    # construction-only (as BaseModel.__init__ is marked), so model_validate and validate_json still
+    # require the constants and pay nothing for them.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+
+def _reject_non_integers(value: Any) -> Any:
+    # bool is an int in Python and 1.0 == 1: without this, Literal[1] takes both and dumps 1.
+    if isinstance(value, (bool, float)):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+EXACT_INTEGER = BeforeValidator(_reject_non_integers)
+"""Metadata for integer constants (`Annotated[Literal[-32603], EXACT_INTEGER]`): only real integers."""
+
+
+def constant(value: _T, *, alias: str | None = None) -> _T:
+    """Declare a constant property: required when validating (no default for pydantic), while type
+    checkers see a default, because MCPModelWithConstants.__init__ fills it in."""
+    return cast("_T", Field(alias=alias))
 
 
 class Request(Generic[ParamsT, ResultT]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -55,8 +55,8 @@ class Tool(_base.MCPModel):
 
 
 class ToolInputSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
-    type: Literal["object"] = "object"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    type: Literal["object"] = _base.constant("object")
     required: _base.Omittable[list[str]] = None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -44,26 +44,26 @@ class BlobResourceContents(_base.MCPModel):
 class EmbeddedResource(_base.MCPModelWithConstants):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
     resource: Union[TextResourceContents, BlobResourceContents]
-    type: Literal["resource"] = "resource"
+    type: Literal["resource"] = _base.constant("resource")
 
 
 class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
     data: str
     mime_type: str = Field(alias="mimeType")
-    type: Literal["image"] = "image"
+    type: Literal["image"] = _base.constant("image")
 
 
 class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
     text: str
-    type: Literal["text"] = "text"
+    type: Literal["text"] = _base.constant("text")
 
 
 class TextResourceContents(_base.MCPModel):

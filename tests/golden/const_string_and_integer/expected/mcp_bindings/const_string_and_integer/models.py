@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -34,30 +34,30 @@ else:
 class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
-    jsonrpc: Literal["2.0"] = "2.0"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
 
 
 class MethodNotFoundError(_base.MCPModelWithConstants):
     """A JSON-RPC error indicating that the method does not exist or is not available."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32601] = -32601
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32601}
+    code: Annotated[Literal[-32601], _base.EXACT_INTEGER] = _base.constant(-32601)
     message: str
 
 
 class TextContent(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
     text: str
-    type: Literal["text"] = "text"
+    type: Literal["text"] = _base.constant("text")
 
 
 class URLElicitationRequiredError(_base.MCPModelWithConstants):
     """An error response that indicates that the server requires the client to provide additional information via an elicitation request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"code"})
-    code: Literal[-32042] = -32042
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"code": -32042}
+    code: Annotated[Literal[-32042], _base.EXACT_INTEGER] = _base.constant(-32042)
     message: str
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -24,9 +24,9 @@ __all__ = [
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
 if TYPE_CHECKING:
-    ProgressToken: TypeAlias = Union[str, int]
+    ProgressToken: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    ProgressToken = TypeAliasType("ProgressToken", Union[str, int])
+    ProgressToken = TypeAliasType("ProgressToken", Union[StrictStr, StrictInt])
 """A progress token, used to associate progress notifications with the original request."""
 
 

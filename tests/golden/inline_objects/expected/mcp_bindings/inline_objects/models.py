@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -35,8 +35,8 @@ __all__ = [
 class CallToolRequest(_base.MCPModelWithConstants):
     """Used by the client to invoke a tool provided by the server."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["tools/call"] = "tools/call"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/call"}
+    method: Literal["tools/call"] = _base.constant("tools/call")
     params: CallToolRequestParams
 
 
@@ -51,8 +51,8 @@ class CallToolRequestParamsMeta(_base.MCPModel):
 
 
 class ElicitRequest(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["elicitation/create"] = "elicitation/create"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "elicitation/create"}
+    method: Literal["elicitation/create"] = _base.constant("elicitation/create")
     params: ElicitRequestParams
 
 
@@ -62,9 +62,9 @@ class ElicitRequestParams(_base.MCPModel):
 
 
 class ElicitRequestParamsRequestedSchema(_base.MCPModelWithConstants):
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
     properties: dict[str, ElicitRequestParamsRequestedSchemaPropertiesValue]
-    type: Literal["object"] = "object"
+    type: Literal["object"] = _base.constant("object")
 
 
 class ElicitRequestParamsRequestedSchemaPropertiesValue(_base.MCPModel):

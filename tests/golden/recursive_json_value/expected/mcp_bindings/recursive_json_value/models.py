@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -37,9 +37,11 @@ else:
 
 
 if TYPE_CHECKING:
-    JSONValue: TypeAlias = Union[str, int, float, bool, None, "JSONObject", "JSONArray"]
+    JSONValue: TypeAlias = Union[StrictStr, StrictInt, StrictFloat, StrictBool, None, "JSONObject", "JSONArray"]
 else:
-    JSONValue = TypeAliasType("JSONValue", Union[str, int, float, bool, None, "JSONObject", "JSONArray"])
+    JSONValue = TypeAliasType(
+        "JSONValue", Union[StrictStr, StrictInt, StrictFloat, StrictBool, None, "JSONObject", "JSONArray"]
+    )
 
 
 class CallToolResult(_base.MCPModel):

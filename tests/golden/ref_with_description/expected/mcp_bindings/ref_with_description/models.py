@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -26,9 +26,9 @@ __all__ = [
 # Type aliases. mypy reads the TypeAlias form; at run time TypeAliasType lets pydantic resolve the
 # quoted names lazily and handle recursive aliases (JSONValue).
 if TYPE_CHECKING:
-    Cursor: TypeAlias = str
+    Cursor: TypeAlias = StrictStr
 else:
-    Cursor = TypeAliasType("Cursor", str)
+    Cursor = TypeAliasType("Cursor", StrictStr)
 """An opaque token used to represent a cursor for pagination."""
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -80,9 +80,9 @@ else:
 
 
 if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[str, int]
+    RequestId: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    RequestId = TypeAliasType("RequestId", Union[str, int])
+    RequestId = TypeAliasType("RequestId", Union[StrictStr, StrictInt])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
 
@@ -113,8 +113,8 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
     """This notification can be sent by either side to indicate that it is cancelling a previously-issued request."""
 
     METHOD: ClassVar[str] = "notifications/cancelled"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/cancelled"}
+    method: Literal["notifications/cancelled"] = _base.constant("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -127,18 +127,18 @@ class InitializedNotification(_base.MCPModelWithConstants, _base.Notification[Un
     """This notification is sent from the client to the server after initialization has finished."""
 
     METHOD: ClassVar[str] = "notifications/initialized"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/initialized"] = "notifications/initialized"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/initialized"}
+    method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[dict[str, Any]] = None
 
 
 class JSONRPCError(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class JSONRPCErrorError(_base.MCPModel):
@@ -151,8 +151,8 @@ class JSONRPCErrorError(_base.MCPModel):
 class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
-    jsonrpc: Literal["2.0"] = "2.0"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -160,9 +160,9 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
 class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -170,9 +170,9 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
 class JSONRPCResponse(_base.MCPModelWithConstants):
     """A successful (non-error) response to a request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Result
 
 
@@ -182,8 +182,8 @@ class ListToolsRequest(
     """Sent from the client to request a list of tools the server has."""
 
     METHOD: ClassVar[str] = "tools/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["tools/list"] = "tools/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/list"}
+    method: Literal["tools/list"] = _base.constant("tools/list")
     params: _base.Omittable[ListToolsRequestParams] = None
 
 
@@ -207,8 +207,8 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestP
     """A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected."""
 
     METHOD: ClassVar[str] = "ping"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["ping"] = "ping"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "ping"}
+    method: Literal["ping"] = _base.constant("ping")
     params: _base.Omittable[PingRequestParams] = None
 
 
@@ -224,8 +224,8 @@ class ToolListChangedNotification(_base.MCPModelWithConstants, _base.Notificatio
     """An optional notification from the server to the client, informing it that the list of tools it offers has changed."""
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/tools/list_changed"}
+    method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[dict[str, Any]] = None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -118,9 +118,9 @@ else:
 
 
 if TYPE_CHECKING:
-    RequestId: TypeAlias = Union[str, int]
+    RequestId: TypeAlias = Union[StrictStr, StrictInt]
 else:
-    RequestId = TypeAliasType("RequestId", Union[str, int])
+    RequestId = TypeAliasType("RequestId", Union[StrictStr, StrictInt])
 """A uniquely identifying ID for a request in JSON-RPC."""
 
 
@@ -147,10 +147,10 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
     """Used by the client to invoke a tool provided by the server."""
 
     METHOD: ClassVar[str] = "tools/call"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tools/call"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/call"] = "tools/call"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tools/call"] = _base.constant("tools/call")
     params: CallToolRequestParams
 
 
@@ -172,9 +172,9 @@ class CallToolResult(_base.MCPModel, _base.Result):
 class CallToolResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `tools/call` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Union[InputRequiredResult, CallToolResult]
 
 
@@ -182,9 +182,9 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
     """This notification is sent by the client to indicate that it is cancelling a request it previously issued."""
 
     METHOD: ClassVar[str] = "notifications/cancelled"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/cancelled"] = "notifications/cancelled"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/cancelled"] = _base.constant("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -197,8 +197,8 @@ class ElicitRequest(_base.MCPModelWithConstants, _base.Request["ElicitRequestPar
     """A request from the server to elicit additional information from the user via the client."""
 
     METHOD: ClassVar[str] = "elicitation/create"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["elicitation/create"] = "elicitation/create"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "elicitation/create"}
+    method: Literal["elicitation/create"] = _base.constant("elicitation/create")
     params: ElicitRequestParams
 
 
@@ -222,10 +222,10 @@ class InputRequiredResult(_base.MCPModel, _base.Result):
 class JSONRPCErrorResponse(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     error: JSONRPCErrorResponseError
     id: _base.Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
 
 
 class JSONRPCErrorResponseError(_base.MCPModel):
@@ -236,8 +236,8 @@ class JSONRPCErrorResponseError(_base.MCPModel):
 class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
-    jsonrpc: Literal["2.0"] = "2.0"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -245,9 +245,9 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
 class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -255,9 +255,9 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
 class JSONRPCResultResponse(_base.MCPModelWithConstants):
     """A successful (non-error) response to a request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: Result
 
 
@@ -265,8 +265,8 @@ class ListRootsRequest(_base.MCPModelWithConstants, _base.Request[None, "ListRoo
     """Sent from the server to request a list of root URIs from the client."""
 
     METHOD: ClassVar[str] = "roots/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["roots/list"] = "roots/list"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "roots/list"}
+    method: Literal["roots/list"] = _base.constant("roots/list")
 
 
 class ListRootsResult(_base.MCPModel, _base.Result):
@@ -281,10 +281,10 @@ class ListToolsRequest(_base.MCPModelWithConstants, _base.Request[None, "ListToo
     """Sent from the client to request a list of tools the server has."""
 
     METHOD: ClassVar[str] = "tools/list"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tools/list"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["tools/list"] = "tools/list"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["tools/list"] = _base.constant("tools/list")
 
 
 class ListToolsResult(_base.MCPModel, _base.Result):
@@ -295,9 +295,9 @@ class ListToolsResult(_base.MCPModel, _base.Result):
 class ListToolsResultResponse(_base.MCPModelWithConstants):
     """A successful response from the server for a `tools/list` request."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc"})
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
     id: RequestId
-    jsonrpc: Literal["2.0"] = "2.0"
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
     result: ListToolsResult
 
 
@@ -314,9 +314,9 @@ class Result(_base.MCPModel, _base.Result):
 
 class ToolListChangedNotification(_base.MCPModelWithConstants, _base.Notification[None]):
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"jsonrpc", "method"})
-    jsonrpc: Literal["2.0"] = "2.0"
-    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    jsonrpc: Literal["2.0"] = _base.constant("2.0")
+    method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
 
 
 class EmptyResult(Result):

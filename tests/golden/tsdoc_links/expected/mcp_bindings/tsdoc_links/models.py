@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TYPE_CHECKING, Union
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from typing_extensions import TypeAlias, TypeAliasType
 
 from mcp_bindings import base as _base
@@ -29,8 +29,8 @@ __all__ = [
 class CallToolRequest(_base.MCPModelWithConstants):
     """Used by the client to invoke a tool provided by the server."""
 
-    CONSTANT_FIELDS: ClassVar[frozenset[str]] = frozenset({"method"})
-    method: Literal["tools/call"] = "tools/call"
+    CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/call"}
+    method: Literal["tools/call"] = _base.constant("tools/call")
 
 
 class CallToolResult(_base.MCPModel):
