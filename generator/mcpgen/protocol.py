@@ -16,6 +16,7 @@ A request with no result found by these rules is an error, not a silent `Result`
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Any
 
 from .errors import SpecError, SpecErrors
@@ -89,15 +90,7 @@ NOTIFICATION_SLOTS: dict[UnionSlot, Direction] = {
     "ClientNotification": "client_to_server",
     "ServerNotification": "server_to_client",
 }
-ALL_SLOTS: tuple[UnionSlot, ...] = (
-    "ClientRequest",
-    "ServerRequest",
-    "ClientNotification",
-    "ServerNotification",
-    "ClientResult",
-    "ServerResult",
-    "JSONRPCMessage",
-)
+ALL_SLOTS: tuple[UnionSlot, ...] = typing.get_args(UnionSlot)
 
 
 @dataclasses.dataclass(frozen=True)
