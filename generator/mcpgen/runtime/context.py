@@ -1,0 +1,90 @@
+"""What request handlers see of a session: their context object, the handler signatures, and the few MCP method
+names the session handles itself.
+
+Where it sits: split out of ``session`` (which implements all of this) to keep that module readable; the typed MCP
+server and client layers import these names from ``mcpgen.runtime``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
+
+from .jsonrpc import JSONParams, RequestId, is_request_id
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = [
+    "CANCELLED",
+    "PING",
+    "PROGRESS",
+    "NotificationHandler",
+    "ProgressCallback",
+    "RequestContext",
+    "RequestHandler",
+    "SessionClosedError",
+]
+
+PING: Final = "ping"
+CANCELLED: Final = "notifications/cancelled"
+PROGRESS: Final = "notifications/progress"
+
+RequestHandler = Callable[[str, JSONParams, "RequestContext"], Awaitable[dict[str, Any]]]
+NotificationHandler = Callable[[str, JSONParams], Awaitable[None]]
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class SessionClosedError(ConnectionError):
+    """The session (or its stream) is closed: the request was not sent, or its answer can no longer arrive."""
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """What a request handler gets besides method and params."""
+
+    session: Session
+    request_id: RequestId
+    method: str
+    params: JSONParams
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        meta = self.params.get("_meta") if isinstance(self.params, dict) else None
+        return meta if isinstance(meta, dict) else None
+
+    @property
+    def progress_token(self) -> RequestId | None:
+        token = self.meta.get("progressToken") if self.meta is not None else None
+        return token if is_request_id(token) else None
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` for this request; a no-op when the requester asked for no progress."""
+        token = self.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.session.notify(PROGRESS, params)
+
+
+def is_number(value: object) -> TypeGuard[float]:
+    """A JSON number as Python sees it; bool is an int subclass but not a number on the wire."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def with_progress_token(params: dict[str, Any] | None, request_id: int) -> tuple[dict[str, Any], RequestId]:
+    """``params`` with a ``_meta.progressToken`` (the caller's own, if it set one), without mutating the caller's dict."""
+    params = dict(params) if params is not None else {}
+    meta = params.get("_meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    token = meta.get("progressToken")
+    if not is_request_id(token):
+        token = request_id
+        meta["progressToken"] = token
+    params["_meta"] = meta
+    return params, token

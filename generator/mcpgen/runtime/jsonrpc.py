@@ -1,0 +1,309 @@
+"""JSON-RPC 2.0 envelopes: the lowest layer of ``mcpgen.runtime``.
+
+Where it sits: transports (``stdio``, later streamable HTTP) move opaque frames; this module turns one incoming
+frame into a classified message (request / notification / response / error response / batch / invalid) and builds
+the outgoing envelopes; ``session`` sits on top and does the bookkeeping (ids, cancellation, progress). Nothing here
+knows about MCP versions or pydantic: the envelope is checked with plain ``isinstance`` tests because it is tiny and
+runs for every frame, and the MCP payload (``params`` / ``result``) is left to the generated bindings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, Final, TypeAlias, TypeGuard
+
+__all__ = [
+    "Batch",
+    "Decoded",
+    "ErrorCode",
+    "ErrorResponse",
+    "Invalid",
+    "InvalidParams",
+    "JSONParams",
+    "JSONRPCError",
+    "Message",
+    "MethodNotFound",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "classify",
+    "decode_frame",
+    "encode_frame",
+    "error_response",
+    "is_request_id",
+    "notification_message",
+    "request_message",
+    "success_response",
+]
+
+RequestId: TypeAlias = str | int
+JSONParams: TypeAlias = dict[str, Any] | list[Any] | None
+
+JSONRPC_VERSION: Final = "2.0"
+
+
+class ErrorCode(IntEnum):
+    """JSON-RPC 2.0 error codes, plus the two implementation-defined ones the official MCP SDKs use.
+
+    An ``IntEnum`` so that it compares equal to the plain ints found on the wire and to the generated
+    ``mcp_bindings.<version>.ErrorCode`` members.
+    """
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    # Server-defined range (-32000..-32099); same numbers as the official SDKs.
+    CONNECTION_CLOSED = -32000
+    REQUEST_TIMEOUT = -32001
+
+
+# The messages the JSON-RPC 2.0 specification gives for its own codes.
+STANDARD_MESSAGES: Final[dict[int, str]] = {
+    ErrorCode.PARSE_ERROR: "Parse error",
+    ErrorCode.INVALID_REQUEST: "Invalid Request",
+    ErrorCode.METHOD_NOT_FOUND: "Method not found",
+    ErrorCode.INVALID_PARAMS: "Invalid params",
+    ErrorCode.INTERNAL_ERROR: "Internal error",
+}
+
+
+class JSONRPCError(Exception):
+    """Raised by a request handler to answer with a JSON-RPC error, and by ``Session.request`` when the peer did.
+
+    ``data`` is any JSON value; ``None`` means "no data member" on the wire.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(code, message, data)
+        self.code = int(code)
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"JSON-RPC error {self.code}: {self.message}"
+
+    def error_object(self) -> dict[str, Any]:
+        """The ``error`` member of a response carrying this error."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class MethodNotFound(JSONRPCError):
+    """A handler's way of saying "I do not serve this method" (-32601)."""
+
+    def __init__(self, method: str, data: Any = None) -> None:
+        super().__init__(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}", data)
+
+
+class InvalidParams(JSONRPCError):
+    """A handler's way of rejecting the params of a method it does serve (-32602)."""
+
+    def __init__(self, message: str = "Invalid params", data: Any = None) -> None:
+        super().__init__(ErrorCode.INVALID_PARAMS, message, data)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Classified messages. Plain frozen dataclasses: the session only needs to branch on the kind and read a few fields.
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: JSONParams
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: JSONParams
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    id: RequestId
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    # null when the peer could not tell which request failed (e.g. it could not parse ours).
+    id: RequestId | None
+    code: int
+    message: str
+    data: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """A frame that is not a valid JSON-RPC message.
+
+    ``respond`` says whether the receiver must answer it (with ``code`` and ``id``, id null when unknown). It is false
+    for things that look like responses: JSON-RPC forbids answering a response, which also keeps two peers from
+    bouncing errors at each other forever. ``id`` is still filled in for those when it is usable, so that a waiting
+    request can be failed instead of left hanging.
+    """
+
+    code: int
+    message: str
+    id: RequestId | None = None
+    respond: bool = True
+
+
+Message: TypeAlias = Request | Notification | Response | ErrorResponse | Invalid
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A non-empty JSON array of messages (JSON-RPC batch; only MCP 2025-03-26 allows them)."""
+
+    items: tuple[Message, ...]
+
+
+Decoded: TypeAlias = Message | Batch
+
+
+def is_request_id(value: object) -> TypeGuard[RequestId]:
+    """MCP request ids are strings or integers (never null, never fractional); bool is an int subclass, so exclude."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN / Infinity / -Infinity are accepted by Python's json but are not JSON.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_float(text: str) -> float:
+    # Numbers like 1e400 overflow to inf, which could then never be written back out as JSON.
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("number out of range")
+    return value
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
+
+
+def decode_frame(data: bytes | bytearray | str) -> Decoded:
+    """Classify one incoming frame. Never raises: anything wrong comes back as an ``Invalid``."""
+    try:
+        # Decode explicitly: json.loads(bytes) would sniff UTF-16/32, but MCP frames are UTF-8.
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        value = _loads(text)
+    except (ValueError, RecursionError):
+        # ValueError covers JSONDecodeError, UnicodeDecodeError and over-long integer literals;
+        # RecursionError comes from absurdly deep nesting.
+        return Invalid(ErrorCode.PARSE_ERROR, STANDARD_MESSAGES[ErrorCode.PARSE_ERROR])
+    if isinstance(value, list):
+        if not value:
+            return Invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: empty batch")
+        return Batch(tuple(classify(item) for item in value))
+    return classify(value)
+
+
+def classify(value: Any) -> Message:
+    """Classify one already-parsed JSON value as a single (non-batch) message."""
+    if not isinstance(value, dict):
+        return Invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: not a JSON object")
+    raw_id = value.get("id")
+    usable_id: RequestId | None = raw_id if is_request_id(raw_id) else None
+
+    if "method" not in value and ("result" in value or "error" in value):
+        return _classify_response(value, usable_id)
+
+    def invalid(reason: str) -> Invalid:
+        return Invalid(ErrorCode.INVALID_REQUEST, f"Invalid Request: {reason}", usable_id)
+
+    if value.get("jsonrpc") != JSONRPC_VERSION:
+        return invalid('"jsonrpc" must be "2.0"')
+    if "method" not in value:
+        return invalid('missing "method"')
+    method = value["method"]
+    if not isinstance(method, str):
+        return invalid('"method" must be a string')
+    if "id" in value and usable_id is None:
+        return invalid('"id" must be a string or an integer')
+    params = value.get("params")
+    if "params" in value and not isinstance(params, dict | list):
+        return invalid('"params" must be an object or an array')
+    if usable_id is None:
+        return Notification(method, params)
+    return Request(usable_id, method, params)
+
+
+def _classify_response(value: dict[str, Any], usable_id: RequestId | None) -> Message:
+    def invalid(reason: str) -> Invalid:
+        return Invalid(ErrorCode.INVALID_REQUEST, f"Invalid response: {reason}", usable_id, respond=False)
+
+    if value.get("jsonrpc") != JSONRPC_VERSION:
+        return invalid('"jsonrpc" must be "2.0"')
+    if "result" in value and "error" in value:
+        return invalid('both "result" and "error"')
+    if "id" not in value:
+        return invalid('missing "id"')
+    if "result" in value:
+        if usable_id is None:
+            return invalid('"id" must be a string or an integer')
+        return Response(usable_id, value["result"])
+    raw_id = value["id"]
+    if raw_id is not None and usable_id is None:
+        return invalid('"id" must be a string, an integer or null')
+    error = value["error"]
+    if not isinstance(error, dict):
+        return invalid('"error" must be an object')
+    code, message = error.get("code"), error.get("message")
+    if not isinstance(code, int) or isinstance(code, bool) or not isinstance(message, str):
+        return invalid('"error" needs an integer "code" and a string "message"')
+    return ErrorResponse(usable_id, code, message, error.get("data"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Outgoing envelopes.
+
+
+def request_message(request_id: RequestId, method: str, params: JSONParams = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification_message(method: str, params: JSONParams = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def success_response(request_id: RequestId, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": JSONRPC_VERSION, "id": request_id, "result": result}
+
+
+def error_response(
+    request_id: RequestId | None, code: int, message: str | None = None, data: Any = None
+) -> dict[str, Any]:
+    """An error response; ``request_id`` None gives ``"id": null`` (the request could not be identified)."""
+    error = JSONRPCError(code, message if message is not None else STANDARD_MESSAGES.get(code, "Error"), data)
+    return {"jsonrpc": JSONRPC_VERSION, "id": request_id, "error": error.error_object()}
+
+
+def encode_frame(message: Any) -> bytes:
+    """Serialize one message (or a batch list) as compact UTF-8 JSON with no raw newline in it.
+
+    Raises ``TypeError`` / ``ValueError`` for values JSON cannot carry (the session turns that into -32603).
+    """
+    try:
+        text = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (legal in a parsed JSON string, not in UTF-8): fall back to \\u escapes, which carry it.
+        return json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")

@@ -1,0 +1,519 @@
+"""A JSON-RPC 2.0 peer: the part of an MCP server or client that is the same on both sides.
+
+Where it sits: on top of a ``MessageStream`` (``streams`` / ``stdio`` / later streamable HTTP) and under the typed
+MCP server and client, which plug in a ``request_handler`` / ``notification_handler`` and call ``request`` /
+``notify`` with plain dicts (the generated ``mcp_bindings`` models dump to and parse from those). The session knows
+only the MCP method names that are about the connection itself: ``ping``, ``notifications/cancelled`` and
+``notifications/progress``; everything else is passed through untouched, so one session serves every MCP version.
+
+Concurrency model: a single receive loop classifies frames and never awaits anything but ``receive`` (so one slow
+handler or a stuck write cannot stop the session from reading, and so cancellations are seen at once); every incoming
+request runs in its own task; notifications run in order on one worker task; writes are serialized by a lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .context import (
+    CANCELLED,
+    PING,
+    PROGRESS,
+    NotificationHandler,
+    ProgressCallback,
+    RequestContext,
+    RequestHandler,
+    SessionClosedError,
+    is_number,
+    with_progress_token,
+)
+from .jsonrpc import (
+    Batch,
+    Decoded,
+    ErrorCode,
+    ErrorResponse,
+    JSONParams,
+    JSONRPCError,
+    Message,
+    MethodNotFound,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    decode_frame,
+    encode_frame,
+    error_response,
+    is_request_id,
+    notification_message,
+    request_message,
+    success_response,
+)
+from .streams import FrameTooLarge, MessageStream
+
+__all__ = [
+    "NotificationHandler",
+    "ProgressCallback",
+    "RequestContext",
+    "RequestHandler",
+    "Session",
+    "SessionClosedError",
+]
+
+logger = logging.getLogger(__name__)
+
+# Errors a transport raises once the connection is gone; anything else from a transport is a bug worth a traceback.
+_TRANSPORT_GONE = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """An outgoing request waiting for its response."""
+
+    event: anyio.Event = field(default_factory=anyio.Event)
+    result: dict[str, Any] | None = None
+    error: BaseException | None = None
+
+    def resolve(self, result: dict[str, Any] | None = None, error: BaseException | None = None) -> None:
+        if not self.event.is_set():
+            self.result, self.error = result, error
+            self.event.set()
+
+
+@dataclass(slots=True)
+class _Job:
+    """An accepted incoming request; ``scope`` is what ``notifications/cancelled`` cancels."""
+
+    request: Request
+    scope: anyio.CancelScope
+
+
+async def _method_not_found(method: str, params: JSONParams, context: RequestContext) -> dict[str, Any]:
+    raise MethodNotFound(method)
+
+
+async def _ignore_notification(method: str, params: JSONParams) -> None:
+    logger.debug("notification %r ignored (no notification handler)", method)
+
+
+class Session:
+    """A JSON-RPC 2.0 peer over a ``MessageStream``.
+
+    Use as ``async with Session(stream, ...) as session:``; the receive loop runs in the background until the peer
+    closes its side (see ``wait_closed``) or the block exits (which cancels handlers and closes the stream).
+    ``run()`` is the server-style shorthand: serve until the peer is done, then close.
+    """
+
+    def __init__(
+        self,
+        stream: MessageStream,
+        *,
+        request_handler: RequestHandler | None = None,
+        notification_handler: NotificationHandler | None = None,
+        allow_batches: bool = False,
+        answer_pings: bool = True,
+        shutdown_grace: float = 2.0,
+        cancel_send_timeout: float = 5.0,
+    ) -> None:
+        """``allow_batches`` is for MCP 2025-03-26 only (the one version with JSON-RPC batches).
+        ``shutdown_grace``: after the peer stops sending, how long running handlers may still finish and answer
+        (the usual stdio shutdown is "client closes stdin"; answers already being computed should still go out).
+        """
+        self._stream = stream
+        self._request_handler = request_handler or _method_not_found
+        self._notification_handler = notification_handler or _ignore_notification
+        self._allow_batches = allow_batches
+        self._answer_pings = answer_pings
+        self._shutdown_grace = shutdown_grace
+        self._cancel_send_timeout = cancel_send_timeout
+
+        self._next_id = 1
+        self._pending: dict[RequestId, _Pending] = {}
+        self._progress_callbacks: dict[RequestId, ProgressCallback] = {}
+        self._incoming: dict[RequestId, anyio.CancelScope] = {}
+        self._send_lock = anyio.Lock()
+        # Unbounded: the receive loop must never block on a slow notification handler.
+        self._notifications_send, self._notifications_receive = anyio.create_memory_object_stream[Notification](
+            math.inf
+        )
+        # Tasks spawned but not finished (handlers, error answers, the notification worker), for the shutdown grace.
+        self._active = 0
+        self._idle = anyio.Event()
+        self._started = False
+        self._closing = False
+        self._closed = anyio.Event()
+        self._tg: TaskGroup | None = None
+        self._outer_tg: TaskGroup | None = None
+        self._exit_stack: AsyncExitStack | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._started:
+            raise RuntimeError("a Session can only be entered once")
+        self._started = True
+        stack = AsyncExitStack()
+        outer = await stack.enter_async_context(anyio.create_task_group())
+        outer.start_soon(self._serve)
+        self._exit_stack, self._outer_tg = stack, outer
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._exit_stack is not None and self._outer_tg is not None
+        self._closing = True
+        self._fail_pending("session closed")
+        self._outer_tg.cancel_scope.cancel()
+        try:
+            # The body's own exception is not passed into the task group: it would come out wrapped in an
+            # ExceptionGroup. Returning None lets it propagate unchanged.
+            await self._exit_stack.__aexit__(None, None, None)
+            return None
+        finally:
+            self._closed.set()
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._stream.aclose()
+                except Exception:
+                    logger.debug("error closing the stream", exc_info=True)
+
+    async def run(self) -> None:
+        """Serve until the peer closes its side of the stream, then close."""
+        async with self:
+            await self.wait_closed()
+
+    async def wait_closed(self) -> None:
+        """Wait until the peer has stopped sending and the handlers still running have finished (or timed out)."""
+        await self._closed.wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
+    # -- outgoing --------------------------------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress_callback: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and return the raw ``result`` object.
+
+        Raises ``JSONRPCError`` for an error response, ``TimeoutError`` after ``timeout`` seconds and
+        ``SessionClosedError`` if the connection goes away. On timeout or cancellation of the calling task, the peer
+        is told with ``notifications/cancelled``. With ``progress_callback``, ``params._meta.progressToken`` is set
+        (to the request id, unless the caller already put one there) and matching progress notifications are routed
+        to the callback, in order.
+        """
+        self._check_open()
+        request_id = self._next_id
+        self._next_id += 1
+        token: RequestId | None = None
+        if progress_callback is not None:
+            params, token = with_progress_token(params, request_id)
+            self._progress_callbacks[token] = progress_callback
+        pending = _Pending()
+        self._pending[request_id] = pending
+        try:
+            try:
+                with anyio.fail_after(timeout):
+                    await self._send_message(request_message(request_id, method, params))
+                    await pending.event.wait()
+            except TimeoutError:
+                await self._send_cancelled(request_id, f"Request timed out after {timeout} seconds")
+                raise
+            except anyio.get_cancelled_exc_class():
+                await self._send_cancelled(request_id, "Request cancelled by the caller")
+                raise
+        finally:
+            self._pending.pop(request_id, None)
+            if token is not None:
+                self._progress_callbacks.pop(token, None)
+        if pending.error is not None:
+            raise pending.error
+        assert pending.result is not None
+        return pending.result
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification."""
+        self._check_open()
+        await self._send_message(notification_message(method, params))
+
+    def _check_open(self) -> None:
+        if not self._started:
+            raise RuntimeError("the Session is not running; use `async with Session(...)`")
+        if self._closing:
+            raise SessionClosedError("session closed")
+
+    async def _send_message(self, message: dict[str, Any]) -> None:
+        frame = encode_frame(message)
+        try:
+            await self._send_frame(frame)
+        except _TRANSPORT_GONE as exc:
+            raise SessionClosedError("the stream is closed") from exc
+
+    async def _send_frame(self, frame: bytes) -> None:
+        async with self._send_lock:
+            await self._stream.send(frame)
+
+    async def _send_cancelled(self, request_id: RequestId, reason: str) -> None:
+        # Shielded: this runs exactly when the caller's task is being cancelled, and the peer must still hear of it.
+        # Bounded, so a stuck transport cannot turn a cancellation into a hang.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self._cancel_send_timeout):
+            try:
+                await self._send_message(notification_message(CANCELLED, {"requestId": request_id, "reason": reason}))
+            except SessionClosedError:
+                pass
+
+    def _fail_pending(self, reason: str) -> None:
+        for pending in self._pending.values():
+            pending.resolve(error=SessionClosedError(reason))
+
+    # -- incoming --------------------------------------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._spawn(self._notification_worker)
+                await self._receive_loop()
+                # The peer is done sending: nothing can answer our requests any more, but let running handlers
+                # (and queued notifications) finish for a bounded time so their answers still go out.
+                self._closing = True
+                self._fail_pending("the peer closed the stream")
+                self._notifications_send.close()
+                with anyio.move_on_after(self._shutdown_grace):
+                    while self._active:
+                        await self._idle.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            self._closed.set()
+
+    async def _receive_loop(self) -> None:
+        while True:
+            try:
+                frame = await self._stream.receive()
+            except FrameTooLarge as exc:
+                logger.warning("%s", exc)
+                message = f"Invalid Request: frame larger than {exc.limit} bytes"
+                self._spawn(self._send_answer, encode_frame(error_response(None, ErrorCode.INVALID_REQUEST, message)))
+                continue
+            except anyio.EndOfStream:
+                return
+            except _TRANSPORT_GONE as exc:
+                logger.info("stream closed while receiving: %r", exc)
+                return
+            try:
+                self._dispatch(frame)
+            except Exception:
+                # A bug in our own dispatch: keep serving rather than let one frame take the connection down.
+                logger.exception("internal error while dispatching an incoming frame")
+
+    def _spawn(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
+        assert self._tg is not None
+        # Counted here, synchronously, so that the shutdown wait cannot miss a task that has not started yet.
+        if self._active == 0:
+            self._idle = anyio.Event()
+        self._active += 1
+        self._tg.start_soon(self._guarded, func, *args)
+
+    async def _guarded(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
+        try:
+            await func(*args)
+        except _TRANSPORT_GONE as exc:
+            logger.info("could not send an answer, the stream is closed: %r", exc)
+        except Exception:
+            logger.exception("internal error in a session task")
+        finally:
+            self._active -= 1
+            if self._active == 0:
+                self._idle.set()
+
+    def _dispatch(self, frame: bytes) -> None:
+        decoded: Decoded = decode_frame(frame)
+        if isinstance(decoded, Batch):
+            if not self._allow_batches:
+                message = "Invalid Request: JSON-RPC batches are not supported"
+                self._spawn(self._send_answer, encode_frame(error_response(None, ErrorCode.INVALID_REQUEST, message)))
+                return
+            immediate: list[dict[str, Any]] = []
+            jobs: list[_Job] = []
+            for item in decoded.items:
+                outcome = self._accept(item)
+                if isinstance(outcome, _Job):
+                    jobs.append(outcome)
+                elif outcome is not None:
+                    immediate.append(outcome)
+            if jobs or immediate:
+                self._spawn(self._run_batch, jobs, immediate)
+            return
+        outcome = self._accept(decoded)
+        if isinstance(outcome, _Job):
+            self._spawn(self._run_single, outcome)
+        elif outcome is not None:
+            self._spawn(self._send_answer, encode_frame(outcome))
+
+    def _accept(self, message: Message) -> _Job | dict[str, Any] | None:
+        """Take one message: a job to run, an immediate answer, or None (nothing to answer)."""
+        if isinstance(message, Request):
+            if message.id in self._incoming:
+                # Ids must be unique among in-flight requests; a duplicate cannot be cancelled or answered unambiguously.
+                return error_response(message.id, ErrorCode.INVALID_REQUEST, "Invalid Request: duplicate request id")
+            scope = anyio.CancelScope()
+            self._incoming[message.id] = scope
+            return _Job(message, scope)
+        if isinstance(message, Notification):
+            if message.method == CANCELLED:
+                self._on_cancelled(message.params)
+            else:
+                try:
+                    self._notifications_send.send_nowait(message)
+                except anyio.ClosedResourceError:
+                    logger.debug("notification %r after shutdown dropped", message.method)
+            return None
+        if isinstance(message, Response | ErrorResponse):
+            self._on_response(message)
+            return None
+        if message.respond:
+            return error_response(message.id, message.code, message.message)
+        logger.warning("ignoring a malformed response: %s", message.message)
+        pending = self._pending.get(message.id) if message.id is not None else None
+        if pending is not None:
+            # Better a clear error for the caller than a request that waits forever.
+            pending.resolve(
+                error=JSONRPCError(ErrorCode.INTERNAL_ERROR, f"Malformed response from peer: {message.message}")
+            )
+        return None
+
+    def _on_response(self, message: Response | ErrorResponse) -> None:
+        if isinstance(message, ErrorResponse) and message.id is None:
+            logger.warning("peer reported an error it could not tie to a request: %s %s", message.code, message.message)
+            return
+        pending = self._pending.get(message.id) if message.id is not None else None
+        if pending is None:
+            logger.info("ignoring a response to unknown request id %r", message.id)
+            return
+        if isinstance(message, ErrorResponse):
+            pending.resolve(error=JSONRPCError(message.code, message.message, message.data))
+        elif isinstance(message.result, dict):
+            pending.resolve(result=message.result)
+        else:
+            pending.resolve(
+                error=JSONRPCError(ErrorCode.INTERNAL_ERROR, "Malformed response from peer: result is not an object")
+            )
+
+    def _on_cancelled(self, params: JSONParams) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        # Forgotten at once, not when the task gets round to it: for the peer the request is over, and it may reuse
+        # the id straight away (no response will ever tell it when the task finished).
+        scope = self._incoming.pop(request_id, None) if is_request_id(request_id) else None
+        if scope is None:
+            # Unknown or already answered: the spec says to ignore it.
+            logger.debug("cancellation of unknown or finished request %r ignored", request_id)
+            return
+        logger.debug(
+            "peer cancelled request %r: %s", request_id, params.get("reason") if isinstance(params, dict) else None
+        )
+        scope.cancel()
+
+    async def _run_single(self, job: _Job) -> None:
+        answer = await self._execute(job)
+        if answer is not None:
+            await self._send_answer(answer[1])
+
+    async def _run_batch(self, jobs: list[_Job], immediate: list[dict[str, Any]]) -> None:
+        answers = list(immediate)
+
+        async def run(job: _Job) -> None:
+            answer = await self._execute(job)
+            if answer is not None:
+                answers.append(answer[0])
+
+        async with anyio.create_task_group() as tg:
+            for job in jobs:
+                tg.start_soon(run, job)
+        # A batch of only notifications (or only cancelled requests) gets no answer at all, per JSON-RPC.
+        if answers:
+            await self._send_answer(encode_frame(answers))
+
+    async def _send_answer(self, frame: bytes) -> None:
+        await self._send_frame(frame)
+
+    async def _execute(self, job: _Job) -> tuple[dict[str, Any], bytes] | None:
+        """Run one request's handler; the response as (message, encoded frame), or None if the peer cancelled it."""
+        request = job.request
+        try:
+            with job.scope:
+                response = await self._call_handler(request)
+        finally:
+            # Forget the id before answering, so the peer may reuse it as soon as it has the answer.
+            if self._incoming.get(request.id) is job.scope:
+                del self._incoming[request.id]
+        if job.scope.cancel_called:
+            # MCP: no response for a request the peer cancelled (even if the handler ignored the cancellation).
+            return None
+        return response
+
+    async def _call_handler(self, request: Request) -> tuple[dict[str, Any], bytes]:
+        try:
+            if request.method == PING and self._answer_pings:
+                result: Any = {}
+            else:
+                context = RequestContext(self, request.id, request.method, request.params)
+                result = await self._request_handler(request.method, request.params, context)
+            if not isinstance(result, dict):
+                raise TypeError(f"request handler returned {type(result).__name__}, not dict")
+            message = success_response(request.id, result)
+            return message, encode_frame(message)
+        except JSONRPCError as exc:
+            message = error_response(request.id, exc.code, exc.message, exc.data)
+            try:
+                return message, encode_frame(message)
+            except (TypeError, ValueError):
+                logger.exception("error data of %r is not JSON-serializable", request.method)
+        except Exception:
+            # Log the details here; the peer only learns that something failed (no exception text, no traceback).
+            logger.exception("request handler for %r (id %r) failed", request.method, request.id)
+        message = error_response(request.id, ErrorCode.INTERNAL_ERROR, "Internal error")
+        return message, encode_frame(message)
+
+    async def _notification_worker(self) -> None:
+        async with self._notifications_receive:
+            async for notification in self._notifications_receive:
+                try:
+                    if not await self._route_progress(notification):
+                        await self._notification_handler(notification.method, notification.params)
+                except Exception:
+                    logger.exception("notification handler for %r failed", notification.method)
+
+    async def _route_progress(self, notification: Notification) -> bool:
+        """Deliver a progress notification to the callback of the request that asked for it; False if none did."""
+        params = notification.params
+        if notification.method != PROGRESS or not isinstance(params, dict):
+            return False
+        token = params.get("progressToken")
+        callback = self._progress_callbacks.get(token) if is_request_id(token) else None
+        if callback is None:
+            return False
+        progress, total, message = params.get("progress"), params.get("total"), params.get("message")
+        if (
+            not is_number(progress)
+            or not (total is None or is_number(total))
+            or not (message is None or isinstance(message, str))
+        ):
+            logger.warning("malformed progress notification for token %r dropped", token)
+            return True
+        await callback(progress, total, message)
+        return True

@@ -1,0 +1,74 @@
+"""The frame-level transport interface every ``mcpgen.runtime`` transport implements, plus an in-memory pair.
+
+Where it sits: below ``session`` (which only ever calls ``receive`` / ``send`` / ``aclose``) and above the concrete
+transports (``stdio`` here; streamable HTTP later). A frame is one complete JSON-RPC message (or batch) as UTF-8
+bytes; how frames are delimited is the transport's business.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol, runtime_checkable
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+__all__ = ["FrameTooLarge", "MemoryMessageStream", "MessageStream", "memory_stream_pair"]
+
+
+@runtime_checkable
+class MessageStream(Protocol):
+    """A bidirectional stream of whole frames.
+
+    ``receive`` raises ``anyio.EndOfStream`` once the peer is done sending (and may raise ``FrameTooLarge`` for a
+    frame it had to drop; the stream stays usable after that). ``send`` writes one frame atomically with respect to
+    other ``send`` calls.
+    """
+
+    async def receive(self) -> bytes: ...
+
+    async def send(self, frame: bytes) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class FrameTooLarge(Exception):
+    """A transport dropped an incoming frame longer than its limit; the next ``receive`` continues after it.
+
+    Raised rather than swallowed so that the session can still answer (with id null): otherwise the peer would wait
+    forever for a response to a request nobody saw.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"incoming frame larger than {limit} bytes was dropped")
+        self.limit = limit
+
+
+class MemoryMessageStream:
+    """One end of an in-process frame pipe (tests, and in-process server/client pairs)."""
+
+    def __init__(self, send_stream: MemoryObjectSendStream[bytes], receive_stream: MemoryObjectReceiveStream[bytes]):
+        self._send_stream = send_stream
+        self._receive_stream = receive_stream
+
+    async def receive(self) -> bytes:
+        return await self._receive_stream.receive()
+
+    async def send(self, frame: bytes) -> None:
+        await self._send_stream.send(frame)
+
+    async def send_eof(self) -> None:
+        """Half-close: the peer's ``receive`` raises ``EndOfStream``, but we can still receive (like closing stdin)."""
+        await self._send_stream.aclose()
+
+    async def aclose(self) -> None:
+        # Closing our send side is what makes the peer's receive raise EndOfStream.
+        await self._send_stream.aclose()
+        await self._receive_stream.aclose()
+
+
+def memory_stream_pair(max_buffer_size: float = math.inf) -> tuple[MemoryMessageStream, MemoryMessageStream]:
+    """Two connected ``MessageStream`` ends: what one sends, the other receives."""
+    a_to_b_send, a_to_b_receive = anyio.create_memory_object_stream[bytes](max_buffer_size)
+    b_to_a_send, b_to_a_receive = anyio.create_memory_object_stream[bytes](max_buffer_size)
+    return MemoryMessageStream(a_to_b_send, b_to_a_receive), MemoryMessageStream(b_to_a_send, a_to_b_receive)
