@@ -52,3 +52,10 @@ def update_golden(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks against mcp-types and datamodel-code-generator; prints the ratios."""
     session.run(PYTHON, "bench/run_all.py", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """The JSON-RPC session fuzz test with more frames than the suite's 10,000 (MCPGEN_FUZZ_FRAMES)."""
+    session.env["MCPGEN_FUZZ_FRAMES"] = session.posargs[0] if session.posargs else "100000"
+    session.run(PYTHON, "-m", "pytest", "-q", "tests/runtime/test_session_fuzz.py")
