@@ -1,0 +1,246 @@
+"""The parts of the typed MCP client that do not need a connection: the registry of the MCP versions it speaks
+(their generated packages, stubs and routes), type aliases over those versions, the client's errors, capability
+paths, params validation for incoming messages, and the list cache behind ``client.tools()``.
+
+Where it sits: imported by ``client`` (the ``Client`` itself), split out to keep that module about the connection.
+Only the handshake-era versions are here (2024-11-05 .. 2025-11-25): 2026-07-28 has no ``initialize`` at all.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Final, Generic, TypeAlias, TypeVar
+
+import anyio
+from pydantic import TypeAdapter, ValidationError
+
+import mcp_bindings.v2024_11_05 as _v1
+import mcp_bindings.v2025_03_26 as _v2
+import mcp_bindings.v2025_06_18 as _v3
+import mcp_bindings.v2025_11_25 as _v4
+from mcp_bindings import base as _base
+from mcp_bindings.v2024_11_05 import client as _c1
+from mcp_bindings.v2024_11_05 import server as _s1
+from mcp_bindings.v2025_03_26 import client as _c2
+from mcp_bindings.v2025_03_26 import server as _s2
+from mcp_bindings.v2025_06_18 import client as _c3
+from mcp_bindings.v2025_06_18 import server as _s3
+from mcp_bindings.v2025_11_25 import client as _c4
+from mcp_bindings.v2025_11_25 import server as _s4
+
+from .jsonrpc import InvalidParams, JSONParams
+
+__all__ = [
+    "LATEST_VERSION",
+    "SUPPORTED_VERSIONS",
+    "AnyClientHandlers",
+    "AnyClientStub",
+    "AnyImplementation",
+    "AnyInitializeResult",
+    "AnyPrompt",
+    "AnyResource",
+    "AnyResourceTemplate",
+    "AnyTool",
+    "CapabilityError",
+    "ClientError",
+    "InvalidResultError",
+    "ListCache",
+    "UnsupportedVersionError",
+    "VersionMismatchError",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+AnyClientStub: TypeAlias = _c1.ClientStub | _c2.ClientStub | _c3.ClientStub | _c4.ClientStub
+AnyClientHandlers: TypeAlias = (
+    _c1.ClientHandlers[Any] | _c2.ClientHandlers[Any] | _c3.ClientHandlers[Any] | _c4.ClientHandlers[Any]
+)
+AnyInitializeResult: TypeAlias = (
+    _v1.InitializeResult | _v2.InitializeResult | _v3.InitializeResult | _v4.InitializeResult
+)
+AnyImplementation: TypeAlias = _v1.Implementation | _v2.Implementation | _v3.Implementation | _v4.Implementation
+AnyTool: TypeAlias = _v1.Tool | _v2.Tool | _v3.Tool | _v4.Tool
+AnyPrompt: TypeAlias = _v1.Prompt | _v2.Prompt | _v3.Prompt | _v4.Prompt
+AnyResource: TypeAlias = _v1.Resource | _v2.Resource | _v3.Resource | _v4.Resource
+AnyResourceTemplate: TypeAlias = (
+    _v1.ResourceTemplate | _v2.ResourceTemplate | _v3.ResourceTemplate | _v4.ResourceTemplate
+)
+
+
+@dataclass(frozen=True)
+class VersionSpec:
+    """Everything the client needs from one generated version package."""
+
+    version: str
+    package: ModuleType
+    stub: type[AnyClientStub]
+    handlers_base: type[Any]
+    client_routes: Mapping[str, _base.Route]  # server -> client requests
+    client_notification_routes: Mapping[str, _base.Route]
+    server_routes: Mapping[str, _base.Route]  # client -> server requests: their `capability` gates our calls
+    server_notification_routes: Mapping[str, _base.Route]
+
+
+def _version_spec(package: ModuleType, client: ModuleType, server: ModuleType) -> VersionSpec:
+    return VersionSpec(
+        package.PROTOCOL_VERSION,
+        package,
+        client.ClientStub,
+        client.ClientHandlers,
+        client.CLIENT_ROUTES,
+        client.CLIENT_NOTIFICATION_ROUTES,
+        server.SERVER_ROUTES,
+        server.SERVER_NOTIFICATION_ROUTES,
+    )
+
+
+VERSIONS: Final[dict[str, VersionSpec]] = {
+    v.version: v
+    for v in (
+        _version_spec(_v1, _c1, _s1),
+        _version_spec(_v2, _c2, _s2),
+        _version_spec(_v3, _c3, _s3),
+        _version_spec(_v4, _c4, _s4),
+    )
+}
+SUPPORTED_VERSIONS: Final[tuple[str, ...]] = tuple(VERSIONS)
+LATEST_VERSION: Final = "2025-11-25"
+# A request class is defined in `<package>.models`; this says which version a class passed to send_request is from.
+MODELS_MODULE_VERSION: Final = {f"{v.package.__name__}.models": v.version for v in VERSIONS.values()}
+# Which cache a list_changed notification invalidates (resource templates go with resources: one notification).
+LIST_CHANGED: Final = {
+    "notifications/tools/list_changed": ("tools",),
+    "notifications/prompts/list_changed": ("prompts",),
+    "notifications/resources/list_changed": ("resources", "resource_templates"),
+}
+
+
+class ClientError(Exception):
+    """Base of the errors the typed client raises itself (JSON-RPC errors from the server stay ``JSONRPCError``)."""
+
+
+class UnsupportedVersionError(ClientError):
+    """The server answered ``initialize`` with a protocol version this client does not speak (or not the one
+    that was required); the connection has been closed."""
+
+    def __init__(self, answered: object, accepted: Sequence[str]) -> None:
+        super().__init__(
+            f"server answered with MCP protocol version {answered!r}; this client accepts {', '.join(accepted)}"
+        )
+        self.answered = answered
+        self.accepted = tuple(accepted)
+
+
+class CapabilityError(ClientError):
+    """A call the negotiated capabilities do not allow; raised before anything is sent."""
+
+    def __init__(self, method: str, capability: str, whose: str = "server") -> None:
+        super().__init__(f"{method!r} needs the {whose} capability {capability!r}, which the {whose} did not declare")
+        self.method = method
+        self.capability = capability
+
+
+class VersionMismatchError(ClientError):
+    """A model or stub of one MCP version used on a connection that negotiated another."""
+
+
+class InvalidResultError(ClientError):
+    """The server's result does not validate as the method's result class of the negotiated version."""
+
+
+def has_path(capabilities: Mapping[str, Any], path: str) -> bool:
+    """Whether a dotted capability path is declared: present and not null/false (``"subscribe": false`` is a no)."""
+    node: Any = capabilities
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return node is not None and node is not False
+
+
+def set_path(capabilities: dict[str, Any], path: str) -> None:
+    node = capabilities
+    for part in path.split("."):
+        node = node.setdefault(part, {})
+
+
+def merge_capabilities(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            merge_capabilities(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+_ADAPTERS: dict[int, TypeAdapter[Any]] = {}
+
+
+def validate_params(route: _base.Route, params: JSONParams) -> Any:
+    """Params of an incoming message as the route's typed model (None only when the method allows none)."""
+    if params is None and not route.params_required:
+        return None
+    if not isinstance(params, dict):
+        raise InvalidParams(f"Invalid params for {route.method}: expected an object")
+    adapter = _ADAPTERS.get(id(route.params_type))
+    if adapter is None:
+        adapter = _ADAPTERS[id(route.params_type)] = TypeAdapter(route.params_type)
+    try:
+        return adapter.validate_python(params)
+    except ValidationError as exc:
+        raise InvalidParams(f"Invalid params for {route.method}", json.loads(exc.json(include_url=False))) from exc
+
+
+class ListCache(Generic[T]):
+    """The full list a ``fetch`` coroutine returns, fetched on first use and again after each ``invalidate``.
+
+    Concurrent ``get`` calls share one fetch (a server is not asked ten times because ten tasks wanted the tool list
+    at once). A ``list_changed`` that arrives while a fetch is under way makes that fetch's answer suspect (the
+    server may have built it before the change), so it is not kept and the list is fetched again.
+    """
+
+    def __init__(self, fetch: Callable[[], Awaitable[Sequence[T]]], *, max_refetches: int = 3) -> None:
+        self._fetch = fetch
+        self._max_refetches = max_refetches
+        self._items: tuple[T, ...] | None = None
+        # Bumped by every invalidate: a fetch that started under an older generation may be stale.
+        self._generation = 0
+        self._lock = anyio.Lock()
+        self.fetches = 0  # how many times the list was actually fetched (tests and diagnostics)
+
+    @property
+    def cached(self) -> bool:
+        return self._items is not None
+
+    def invalidate(self) -> None:
+        """Forget the list (synchronous, so a notification handler can call it without awaiting anything)."""
+        self._items = None
+        self._generation += 1
+
+    async def get(self) -> list[T]:
+        """The whole list (a fresh copy: callers may mutate it without touching the cache)."""
+        items = self._items
+        if items is not None:
+            return list(items)
+        async with self._lock:
+            fetched: tuple[T, ...] = ()
+            for _ in range(1 + self._max_refetches):
+                if self._items is not None:
+                    # Another task fetched it while we waited for the lock.
+                    return list(self._items)
+                generation = self._generation
+                fetched = tuple(await self._fetch())
+                self.fetches += 1
+                if generation == self._generation:
+                    self._items = fetched
+                    return list(fetched)
+            # The server keeps announcing changes faster than we can list: hand out the newest answer uncached
+            # rather than loop forever; the next get fetches again.
+            logger.info("list changed during every one of %d fetches; returning the last one uncached", self.fetches)
+            return list(fetched)
