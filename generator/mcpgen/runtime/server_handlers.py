@@ -1,0 +1,159 @@
+"""The MCP request handlers behind ``server.ServerConnection``, written once for every protocol version.
+
+Where it sits: ``server`` derives, per negotiated version, a class from ``Handlers`` and that version's generated
+``ServerHandlers`` stub (so the stub's ``SERVER_ROUTES`` name these methods and its ``implemented()`` sees them as
+overrides), validates params into the version's models before calling them, and dumps the result models they
+return. The handlers build results as dicts from the ``authoring`` definitions, fit them to the version (dropping
+fields it does not have) and validate them into the version's result models.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from pydantic import ValidationError
+
+from .authoring import call_function, validation_details
+from .jsonrpc import InvalidParams, JSONRPCError
+from .server_context import Context
+
+if TYPE_CHECKING:
+    from .server import ServerConnection
+
+__all__ = ["RESOURCE_NOT_FOUND", "Handlers", "fit"]
+
+RESOURCE_NOT_FOUND: Final = -32002  # the code the MCP spec gives for resources/read of an unknown URI
+
+
+def fit(model: Any, data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without the keys ``model`` does not define: the generated models keep unknown keys (peers send
+    extensions), so fields of newer versions (title, outputSchema, ...) must be dropped for older ones by hand."""
+    known = {info.alias or name for name, info in model.model_fields.items()}
+    return {key: value for key, value in data.items() if key in known}
+
+
+class Handlers:
+    """The request handlers, written once for every version: each negotiated version gets a subclass that also
+    derives from that version's generated ``ServerHandlers`` (see ``_handlers_class``). Results are built as dicts,
+    fitted to the version and validated into its result models."""
+
+    def __init__(self, connection: ServerConnection) -> None:
+        self.connection = connection
+        self.server = connection.server
+
+    def _result(self, name: str, data: Mapping[str, Any]) -> Any:
+        model = getattr(self.connection.bindings, name)
+        return model.model_validate(fit(model, data))
+
+    def _fitted(self, name: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        model = getattr(self.connection.bindings, name)
+        return [fit(model, item) for item in items]
+
+    async def initialize(self, params: Any, context: Context) -> Any:
+        connection, server = self.connection, self.server
+        connection.client_capabilities = params.capabilities.model_dump(mode="json")
+        connection.client_info = params.client_info.model_dump(mode="json")
+        info = {"name": server.name, "version": server.version, **({"title": server.title} if server.title else {})}
+        result = {
+            "protocolVersion": connection.bindings.PROTOCOL_VERSION,
+            "capabilities": connection.capabilities,
+            "serverInfo": fit(connection.bindings.Implementation, info),
+        }
+        if server.instructions is not None:
+            result["instructions"] = server.instructions
+        return self._result("InitializeResult", result)
+
+    async def ping(self, params: Any, context: Context) -> Any:
+        return self._result("EmptyResult", {})
+
+    async def set_level(self, params: Any, context: Context) -> Any:
+        self.connection.log_level = params.level
+        return self._result("EmptyResult", {})
+
+    # -- tools ----------------------------------------------------------------------------------------------------
+
+    async def list_tools(self, params: Any, context: Context) -> Any:
+        tools = self._fitted("Tool", [tool.describe() for tool in self.server.tools.values()])
+        return self._result("ListToolsResult", {"tools": tools})
+
+    async def call_tool(self, params: Any, context: Context) -> Any:
+        tool = self.server.tools.get(params.name)
+        if tool is None:
+            raise InvalidParams(f"Unknown tool: {params.name}")
+        return self._result("CallToolResult", await tool.call(params.arguments, context))
+
+    # -- resources ------------------------------------------------------------------------------------------------
+
+    async def list_resources(self, params: Any, context: Context) -> Any:
+        resources = self._fitted("Resource", [r.describe() for r in self.server.resources.values()])
+        return self._result("ListResourcesResult", {"resources": resources})
+
+    async def list_resource_templates(self, params: Any, context: Context) -> Any:
+        templates = self._fitted("ResourceTemplate", [t.describe() for t in self.server.templates.values()])
+        return self._result("ListResourceTemplatesResult", {"resourceTemplates": templates})
+
+    async def read_resource(self, params: Any, context: Context) -> Any:
+        uri: str = params.uri
+        resource = self.server.resources.get(uri)
+        if resource is not None:
+            return self._result("ReadResourceResult", {"contents": await resource.read(uri, context)})
+        for template in self.server.templates.values():
+            variables = template.match(uri)
+            if variables is None:
+                continue
+            try:
+                contents = await template.read(uri, variables, context)
+            except ValidationError as exc:
+                raise InvalidParams(f"Invalid URI for {template.uri_template}", validation_details(exc)) from None
+            return self._result("ReadResourceResult", {"contents": contents})
+        raise JSONRPCError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+
+    async def subscribe(self, params: Any, context: Context) -> Any:
+        self.connection.subscriptions.add(params.uri)
+        if self.server.subscribe_hook is not None:
+            await call_function(functools.partial(self.server.subscribe_hook, params.uri), {})
+        return self._result("EmptyResult", {})
+
+    async def unsubscribe(self, params: Any, context: Context) -> Any:
+        self.connection.subscriptions.discard(params.uri)
+        if self.server.unsubscribe_hook is not None:
+            await call_function(functools.partial(self.server.unsubscribe_hook, params.uri), {})
+        return self._result("EmptyResult", {})
+
+    # -- prompts and completions ----------------------------------------------------------------------------------
+
+    async def list_prompts(self, params: Any, context: Context) -> Any:
+        prompts = self._fitted("Prompt", [p.describe() for p in self.server.prompts.values()])
+        return self._result("ListPromptsResult", {"prompts": prompts})
+
+    async def get_prompt(self, params: Any, context: Context) -> Any:
+        prompt = self.server.prompts.get(params.name)
+        if prompt is None:
+            raise InvalidParams(f"Unknown prompt: {params.name}")
+        try:
+            rendered = await prompt.render(params.arguments, context)
+        except ValidationError as exc:
+            raise InvalidParams(f"Invalid arguments for prompt {params.name!r}", validation_details(exc)) from None
+        return self._result("GetPromptResult", rendered)
+
+    async def complete(self, params: Any, context: Context) -> Any:
+        ref = params.ref
+        if ref.type == "ref/prompt":
+            if ref.name not in self.server.prompts:
+                raise InvalidParams(f"Unknown prompt: {ref.name}")
+            key = ("ref/prompt", ref.name, params.argument.name)
+        else:
+            if ref.uri not in self.server.templates and ref.uri not in self.server.resources:
+                raise InvalidParams(f"Unknown resource template: {ref.uri}")
+            key = ("ref/resource", ref.uri, params.argument.name)
+        completion = self.server.completions.get(key)
+        extra = getattr(params, "context", None)
+        arguments = dict(extra.arguments or {}) if extra is not None else {}
+        found = (
+            await completion.complete(params.argument.value, arguments, context)
+            if completion is not None
+            else {"values": [], "total": 0, "hasMore": False}
+        )
+        return self._result("CompleteResult", {"completion": found})
