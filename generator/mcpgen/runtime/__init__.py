@@ -3,10 +3,15 @@
 Layers, bottom up: ``jsonrpc`` (JSON-RPC 2.0 envelopes and error codes), ``streams`` (the ``MessageStream``
 interface and an in-memory pair), ``stdio`` (newline-delimited JSON over stdin/stdout or a child's pipes) and
 ``session`` (a JSON-RPC peer: ids, concurrency, cancellation, progress, ping). The typed MCP layer builds on
-``Session`` with the generated ``mcp_bindings`` models.
+``Session`` with the generated ``mcp_bindings`` models: ``server`` (``Server``, the authoring API, and
+``server_context.Context`` for handlers) and ``client`` (``Client``). Streamable HTTP lives in ``http_server``
+and ``http_client``; import them from there (they pull in starlette, uvicorn and httpx2, which stdio does not need).
 """
 
+from .client import Client
 from .jsonrpc import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound, RequestId
+from .server import Server
+from .server_context import Context
 from .session import (
     NotificationHandler,
     ProgressCallback,
@@ -19,6 +24,8 @@ from .stdio import NDJSONStream, SubprocessStream, open_subprocess_stream, stdio
 from .streams import FrameTooLarge, MemoryMessageStream, MessageStream, memory_stream_pair
 
 __all__ = [
+    "Client",
+    "Context",
     "ErrorCode",
     "FrameTooLarge",
     "InvalidParams",
@@ -33,6 +40,7 @@ __all__ = [
     "RequestContext",
     "RequestHandler",
     "RequestId",
+    "Server",
     "Session",
     "SessionClosedError",
     "SubprocessStream",

@@ -180,6 +180,9 @@ class Session:
             return None
         finally:
             self._closed.set()
+            # Whether the peer or this block ended the session, the notification queue is done with.
+            self._notifications_send.close()
+            self._notifications_receive.close()
             with anyio.CancelScope(shield=True):
                 try:
                     await self._stream.aclose()
