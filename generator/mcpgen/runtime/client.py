@@ -206,6 +206,21 @@ class Client:
         ):
             yield client
 
+    @classmethod
+    @asynccontextmanager
+    async def connect_http(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+    ) -> AsyncIterator[Client]:
+        """``connect`` to a streamable HTTP server at ``url`` (e.g. http://127.0.0.1:8000/mcp); ``options`` as for
+        ``connect``. The HTTP session is ended (DELETE) on exit."""
+        from .http_client import open_http_stream  # only HTTP clients need httpx2
+
+        async with (
+            open_http_stream(url, dict(headers) if headers else None) as stream,
+            cls.connect(stream, **options) as client,
+        ):
+            yield client
+
     async def _initialize(self, version: str | None, timeout: float | None) -> None:
         if version is not None and version not in VERSIONS:
             raise UnsupportedVersionError(version, SUPPORTED_VERSIONS)

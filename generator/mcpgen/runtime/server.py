@@ -265,6 +265,19 @@ class Server:
         async with stdio_server_stream() as stream:
             await self.serve_stream(stream)
 
+    async def serve_http(
+        self, host: str = "127.0.0.1", port: int = 8000, *, task_status: Any = anyio.TASK_STATUS_IGNORED, **options: Any
+    ) -> None:
+        """Serve over streamable HTTP at http://host:port/mcp until cancelled; each HTTP session gets its own
+        connection. Binds to 127.0.0.1 unless told otherwise. ``options``: see http_server.StreamableHTTPApp."""
+        from .http_server import run_http  # only HTTP servers need starlette and uvicorn
+
+        await run_http(self.serve_stream, host, port, task_status=task_status, **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Blocking form of ``serve_http``."""
+        anyio.run(functools.partial(self.serve_http, host, port, **options))
+
     def run_stdio(self) -> None:
         """Serve one client over this process's stdin/stdout (logs go to stderr; stdout carries only protocol)."""
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
