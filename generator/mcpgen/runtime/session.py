@@ -81,6 +81,9 @@ class _Pending:
     event: anyio.Event = field(default_factory=anyio.Event)
     result: dict[str, Any] | None = None
     error: BaseException | None = None
+    # How many notifications had been queued when the response arrived: the caller waits until those are handled,
+    # so a progress notification the peer sent before its answer reaches the callback before the call returns.
+    notifications_before: int = 0
 
     def resolve(self, result: dict[str, Any] | None = None, error: BaseException | None = None) -> None:
         if not self.event.is_set():
@@ -140,6 +143,9 @@ class Session:
         self._progress_callbacks: dict[RequestId, ProgressCallback] = {}
         self._incoming: dict[RequestId, anyio.CancelScope] = {}
         self._send_lock = anyio.Lock()
+        self._notifications_queued = 0
+        self._notifications_handled = 0
+        self._notification_handled = anyio.Event()
         # Unbounded: the receive loop must never block on a slow notification handler.
         self._notifications_send, self._notifications_receive = anyio.create_memory_object_stream[Notification](
             math.inf
@@ -234,6 +240,7 @@ class Session:
                 with anyio.fail_after(timeout):
                     await self._send_message(request_message(request_id, method, params))
                     await pending.event.wait()
+                    await self._wait_for_notifications(pending.notifications_before)
             except TimeoutError:
                 await self._send_cancelled(request_id, f"Request timed out after {timeout} seconds")
                 raise
@@ -248,6 +255,10 @@ class Session:
             raise pending.error
         assert pending.result is not None
         return pending.result
+
+    async def _wait_for_notifications(self, count: int) -> None:
+        while self._notifications_handled < count and not self._closing:
+            await self._notification_handled.wait()
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification."""
@@ -383,6 +394,7 @@ class Session:
             else:
                 try:
                     self._notifications_send.send_nowait(message)
+                    self._notifications_queued += 1
                 except anyio.ClosedResourceError:
                     logger.debug("notification %r after shutdown dropped", message.method)
             return None
@@ -408,6 +420,7 @@ class Session:
         if pending is None:
             logger.info("ignoring a response to unknown request id %r", message.id)
             return
+        pending.notifications_before = self._notifications_queued
         if isinstance(message, ErrorResponse):
             pending.resolve(error=JSONRPCError(message.code, message.message, message.data))
         elif isinstance(message.result, dict):
@@ -500,6 +513,10 @@ class Session:
                         await self._notification_handler(notification.method, notification.params)
                 except Exception:
                     logger.exception("notification handler for %r failed", notification.method)
+                finally:
+                    self._notifications_handled += 1
+                    self._notification_handled.set()
+                    self._notification_handled = anyio.Event()
 
     async def _route_progress(self, notification: Notification) -> bool:
         """Deliver a progress notification to the callback of the request that asked for it; False if none did."""

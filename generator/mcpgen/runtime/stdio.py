@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -216,9 +217,66 @@ class _ThreadedFileSendStream(ByteSendStream):
         self._closed = True
 
 
+class _PipeStream(ByteReceiveStream, ByteSendStream):
+    """One end of a pipe, read or written on the event loop itself: the fd is made non-blocking and the loop waits
+    for it (``anyio.wait_readable``/``wait_writable``), so a frame costs no thread hop. This is the usual stdio
+    server case (the client owns both pipes); the fd's flags are restored on close."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._fd = file.fileno()
+        self._saved_blocking = os.get_blocking(self._fd)
+        os.set_blocking(self._fd, False)
+        self._closed = False
+
+    async def receive(self, max_bytes: int = _READ_SIZE) -> bytes:
+        while True:
+            try:
+                chunk = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            except OSError as exc:
+                raise anyio.EndOfStream from exc
+            if not chunk:
+                raise anyio.EndOfStream
+            return chunk
+
+    async def send(self, item: bytes) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        view = memoryview(item)
+        while view:
+            try:
+                written = os.write(self._fd, view)
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+                continue
+            except (BrokenPipeError, OSError) as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[written:]
+
+    async def send_eof(self) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.set_blocking(self._fd, self._saved_blocking)
+
+
+def _is_pipe(file: BinaryIO) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(file.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def file_byte_streams(stdin: BinaryIO, stdout: BinaryIO) -> tuple[ByteReceiveStream, ByteSendStream]:
-    """anyio byte streams over two blocking binary files (e.g. ``sys.stdin.buffer`` / ``sys.stdout.buffer``)."""
-    return _ThreadedFileReceiveStream(stdin), _ThreadedFileSendStream(stdout)
+    """anyio byte streams over two binary files (e.g. ``sys.stdin.buffer`` / ``sys.stdout.buffer``): pipes are
+    used from the event loop directly, anything else (a terminal, a regular file, a file-like) on threads."""
+    receive = _PipeStream(stdin) if _is_pipe(stdin) and sys.platform != "win32" else _ThreadedFileReceiveStream(stdin)
+    send = _PipeStream(stdout) if _is_pipe(stdout) and sys.platform != "win32" else _ThreadedFileSendStream(stdout)
+    return receive, send
 
 
 @asynccontextmanager
