@@ -56,6 +56,6 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """The JSON-RPC session fuzz test with more frames than the suite's 10,000 (MCPGEN_FUZZ_FRAMES)."""
+    """The session and server fuzz tests with more frames than the suite's 10,000 each (MCPGEN_FUZZ_FRAMES)."""
     session.env["MCPGEN_FUZZ_FRAMES"] = session.posargs[0] if session.posargs else "100000"
-    session.run(PYTHON, "-m", "pytest", "-q", "tests/runtime/test_session_fuzz.py")
+    session.run(PYTHON, "-m", "pytest", "-q", "tests/runtime/test_session_fuzz.py", "tests/runtime/test_server_fuzz.py")
