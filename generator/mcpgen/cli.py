@@ -20,6 +20,14 @@ from .formatting import FormatError
 from .output import diff_tree, write_tree
 from .pipeline import GenerationRequest, generate_files
 from .render import TemplateRenderError
+from .scaffold import (
+    DEFAULT_PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
+    TRANSPORTS,
+    ScaffoldError,
+    ScaffoldRequest,
+    scaffold,
+)
 from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, read_manifest
 
 EXIT_OK, EXIT_DRIFT, EXIT_BAD_INPUT = 0, 1, 2
@@ -137,6 +145,67 @@ def versions(context: click.Context) -> None:
         entry = manifest[f"{version}/schema.json"]
         click.echo(f"{version:<12} {entry.sha256}  {entry.repository}@{entry.commit[:12]}")
     click.echo(f"({len(names)} versions; manifest: {spec_dir / MANIFEST_NAME})")
+
+
+@main.command(
+    epilog="""\b
+Examples:
+  mcpgen new weather                                  ./weather: stdio and HTTP, every example
+  mcpgen new my-weather --dir ~/src/my-weather --transport stdio --template minimal
+  mcpgen new weather --templates my-templates/        (my-templates/server.py.j2 overrides the built-in one)
+\b
+Then, in the environment mcpgen is installed in: cd weather && pip install -e '.[test]' && pytest""",
+)
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path),
+    help="The project directory itself (default: ./NAME). Must be new or empty unless --force.",
+)
+@click.option("--transport", type=click.Choice(TRANSPORTS), default="both", show_default=True)
+@click.option(
+    "--protocol-version",
+    type=click.Choice(PROTOCOL_VERSIONS),
+    default=DEFAULT_PROTOCOL_VERSION,
+    show_default=True,
+    help="The MCP version the project's tests speak (the server negotiates every supported one).",
+)
+@click.option(
+    "--template", default="full", show_default=True, metavar="minimal|full", help="minimal, or full (every example)."
+)
+@click.option(
+    "--force", is_flag=True, help="Write into a non-empty directory: overwrite the scaffold's own files only."
+)
+@click.option(
+    "--templates",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Search this template directory first.",
+)
+@click.pass_context
+def new(
+    context: click.Context,
+    name: str,
+    directory: Path | None,
+    transport: str,
+    protocol_version: str,
+    template: str,
+    force: bool,
+    templates: Path | None,
+) -> None:
+    """Scaffold a new MCP server project NAME that runs, passes its own tests and talks to real clients."""
+    target = directory if directory is not None else Path(name)
+    request = ScaffoldRequest(name, template, transport, protocol_version, templates)
+    try:
+        files = scaffold(request, target, _paths(context).templates, force=force)
+    except ScaffoldError as error:
+        click.echo(f"error: {error}", err=True)
+        click.echo("nothing was written.", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    click.echo(f"wrote {len(files)} files to {target}:")
+    for relative in files:
+        click.echo(f"  {relative}")
+    click.echo(f"next: cd {target} && python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest")
 
 
 if __name__ == "__main__":  # python -m mcpgen.cli, as the nox sessions run it

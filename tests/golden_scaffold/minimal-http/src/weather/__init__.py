@@ -1,0 +1,1 @@
+"""Weather: an MCP server built with mcpgen (see server.py)."""

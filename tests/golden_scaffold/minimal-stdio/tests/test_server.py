@@ -1,0 +1,108 @@
+"""The Weather server as its clients see it: started as a real process and driven with the typed mcpgen
+client speaking MCP 2025-06-18, over stdio.
+
+Run with `pytest`. Every wait is bounded, and nothing leaves this machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio
+import pytest
+from mcp_bindings import v2025_06_18 as mcp
+from mcp_bindings.v2025_06_18.client import ClientStub
+from mcpgen.runtime import Client
+
+pytestmark = pytest.mark.anyio
+
+PROTOCOL_VERSION = "2025-06-18"
+SERVER_COMMAND = [sys.executable, "-m", "weather.server"]
+TIMEOUT = 30  # seconds: the bound of every wait below
+
+Connect = Callable[..., AbstractAsyncContextManager[Client]]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=["stdio"])
+def connect(request: pytest.FixtureRequest) -> Connect:
+    """Opens a client session: over stdio, each with its own server process; over HTTP, to the shared one."""
+    return functools.partial(Client.connect_stdio, SERVER_COMMAND, version=PROTOCOL_VERSION, request_timeout=TIMEOUT)
+
+
+def text_of(result: mcp.CallToolResult) -> str:
+    """The text of a tool result's first content block."""
+    block = result.content[0]
+    assert isinstance(block, mcp.TextContent)
+    text: str = block.text
+    return text
+
+
+async def call(api: ClientStub, tool: str, **arguments: Any) -> mcp.CallToolResult:
+    return await api.call_tool(mcp.CallToolRequestParams(name=tool, arguments=arguments))
+
+
+async def test_lists_every_example(connect: Connect) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect() as client:
+            api = client.stub(ClientStub)
+            assert client.protocol_version == PROTOCOL_VERSION
+            assert sorted(tool.name for tool in await api.list_all_tools()) == ["get_forecast"]
+            assert [resource.uri for resource in await api.list_all_resources()] == ["weather://cities"]
+            templates = await api.list_all_resource_templates()
+            assert [template.uri_template for template in templates] == ["weather://{city}/current"]
+            assert [prompt.name for prompt in await api.list_all_prompts()] == ["plan_trip"]
+
+
+async def test_get_forecast(connect: Connect) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect() as client:
+            api = client.stub(ClientStub)
+            result = await call(api, "get_forecast", city="Oslo", days=2)
+            assert not result.is_error
+            lines = text_of(result).splitlines()
+            assert [line.split(":")[0] for line in lines] == ["Day 1", "Day 2"]
+            assert all(line.endswith(" in Oslo") for line in lines)
+            # A tool's error is a result the model can read, not a protocol error.
+            result = await call(api, "get_forecast", city="Oslo", days=0)
+            assert result.is_error
+            assert "between 1 and 7" in text_of(result)
+
+
+async def test_resources(connect: Connect) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect() as client:
+            api = client.stub(ClientStub)
+            cities = await api.read_resource(mcp.ReadResourceRequestParams(uri="weather://cities"))
+            assert isinstance(cities.contents[0], mcp.TextResourceContents)
+            assert "Oslo" in cities.contents[0].text.splitlines()
+            current = await api.read_resource(mcp.ReadResourceRequestParams(uri="weather://Oslo/current"))
+            assert isinstance(current.contents[0], mcp.TextResourceContents)
+            assert current.contents[0].text.endswith(" in Oslo")
+
+
+async def test_prompt_and_its_completion(connect: Connect) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect() as client:
+            api = client.stub(ClientStub)
+            prompt = await api.get_prompt(
+                mcp.GetPromptRequestParams(name="plan_trip", arguments={"city": "Rome", "days": "2"})
+            )
+            content = prompt.messages[0].content
+            assert isinstance(content, mcp.TextContent)
+            assert "2-day trip to Rome" in content.text
+            completed = await api.complete(
+                mcp.CompleteRequestParams(
+                    ref=mcp.PromptReference(name="plan_trip"),
+                    argument=mcp.CompleteRequestParamsArgument(name="city", value="li"),
+                )
+            )
+            assert completed.completion.values == ["Lisbon"]

@@ -1,0 +1,223 @@
+"""`mcpgen new`: golden snapshots of every variant, one scaffolded project running its own tests, and bad input.
+
+Goldens (tests/golden_scaffold/<template>-<transport>/) pin the text; the functional test proves a scaffold works:
+it runs the project's tests/test_server.py (real server processes over stdio and HTTP) with this interpreter, which
+has mcpgen installed. Installing a project into a fresh virtual environment is the end-to-end test's job.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from mcpgen.cli import main
+from mcpgen.scaffold import ScaffoldError, check_name, package_name_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scaffold_support import NAME, UPDATE_COMMAND, VARIANTS, read_snapshot, scaffold_variant, variant_dir
+from spec_fixtures import snapshot_tree
+
+
+def run(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, ["new", *(str(arg) for arg in args)])
+
+
+# -- goldens -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("template", "transport"), VARIANTS, ids=[f"{t}-{x}" for t, x in VARIANTS])
+def test_scaffold_matches_its_golden_snapshot(template: str, transport: str) -> None:
+    expected = read_snapshot(variant_dir(template, transport))
+    actual = scaffold_variant(template, transport)
+    diff = []
+    for path in sorted(set(expected) | set(actual)):
+        diff.extend(
+            difflib.unified_diff(
+                expected.get(path, "").splitlines(keepends=True),
+                actual.get(path, "").splitlines(keepends=True),
+                fromfile=f"golden/{path}" if path in expected else "/dev/null",
+                tofile=f"scaffold/{path}" if path in actual else "/dev/null",
+            )
+        )
+    assert not diff, "".join(diff) + f"\nThe scaffold changed. If that was intended, run: {UPDATE_COMMAND}"
+
+
+def test_the_cli_writes_exactly_the_rendered_files(tmp_path: Path) -> None:
+    target = tmp_path / "weather"
+    result = run(NAME, "--dir", target, "--template", "minimal", "--transport", "stdio")
+    assert result.exit_code == 0, result.output
+    assert {path: data.decode() for path, data in snapshot_tree(target).items() if data != b"<dir>"} == (
+        scaffold_variant("minimal", "stdio")
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["weather"]  # no staging directory left behind
+    assert (target / "src").stat().st_mode & 0o777 == (target.parent / "weather").stat().st_mode & 0o777
+
+
+def test_defaults_name_the_directory_and_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("my-weather")
+    assert result.exit_code == 0, result.output
+    project = tmp_path / "my-weather"
+    pyproject = (project / "pyproject.toml").read_text()
+    assert 'my-weather = "my_weather.server:main"' in pyproject
+    assert '"pytest==9.2.0"' in pyproject and '"mcpgen>=0.1"' in pyproject
+    server = (project / "src" / "my_weather" / "server.py").read_text()
+    assert 'choices=["stdio", "http"]' in server and "async def book_trip(" in server  # both, full
+    assert (
+        'SERVER_COMMAND = [sys.executable, "-m", "my_weather.server"]' in (project / "tests/test_server.py").read_text()
+    )
+    readme = (project / "README.md").read_text()
+    assert "npx @modelcontextprotocol/inspector my-weather" in readme and "http://127.0.0.1:8000/mcp" in readme
+
+
+# -- the scaffolded project works ---------------------------------------------------------------------------------
+
+
+def test_a_scaffolded_project_passes_its_own_tests(tmp_path: Path) -> None:
+    project = tmp_path / "weather"
+    assert run(NAME, "--dir", project).exit_code == 0  # full, stdio and HTTP: the most there is to break
+    env = {**os.environ, "PYTHONPATH": str(project / "src")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert " passed" in completed.stdout and "skipped" not in completed.stdout
+
+
+# -- bad input ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("Weather", "lowercase"),
+        ("my weather", "lowercase"),
+        ("2fast", "starting with a letter"),
+        ("-weather", "starting with a letter"),
+        ("weather-", "end with a letter or digit"),
+        ("météo", "lowercase"),
+        ("class", "Python keyword"),
+        ("json", "standard library"),
+        ("test", "standard library"),
+        ("mcp", "shadow a module"),
+        ("mcpgen", "shadow a module"),
+        ("pydantic", "shadow a module"),
+        ("mcp-bindings", "shadow a module"),
+    ],
+)
+def test_bad_names_exit_2_and_write_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, why: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("--", name)  # "--": "-weather" is a name here, not an option
+    assert result.exit_code == 2, result.output
+    assert why in result.stderr and "nothing was written" in result.stderr
+    assert snapshot_tree(tmp_path) == {}
+
+
+def test_name_rules_as_a_function() -> None:
+    assert package_name_for("my-weather") == "my_weather"
+    check_name("weather2")
+    check_name("my_weather-app")
+    with pytest.raises(ScaffoldError, match="keyword"):
+        check_name("import")
+
+
+def test_an_existing_empty_directory_is_filled(tmp_path: Path) -> None:
+    project = tmp_path / "weather"
+    project.mkdir()
+    assert run(NAME, "--dir", project, "--template", "minimal").exit_code == 0
+    assert (project / "src" / "weather" / "server.py").is_file()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["weather"]
+
+
+def test_a_non_empty_directory_is_refused_and_left_alone(tmp_path: Path) -> None:
+    project = tmp_path / "weather"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    before = snapshot_tree(tmp_path)
+    result = run(NAME, "--dir", project)
+    assert result.exit_code == 2, result.output
+    assert "not empty" in result.stderr and "--force" in result.stderr
+    assert snapshot_tree(tmp_path) == before
+
+
+def test_force_overwrites_only_the_scaffolds_own_files(tmp_path: Path) -> None:
+    project = tmp_path / "weather"
+    (project / "src" / "weather").mkdir(parents=True)
+    (project / "notes.txt").write_text("mine")
+    (project / "src" / "weather" / "extra.py").write_text("# mine\n")
+    (project / "README.md").write_text("old readme")
+    result = run(NAME, "--dir", project, "--force")
+    assert result.exit_code == 0, result.output
+    assert (project / "notes.txt").read_text() == "mine"
+    assert (project / "src" / "weather" / "extra.py").read_text() == "# mine\n"
+    assert (project / "README.md").read_text() == scaffold_variant("full", "both")["README.md"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["weather"]
+
+
+def test_a_file_where_the_project_goes_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "weather").write_text("a file")
+    before = snapshot_tree(tmp_path)
+    result = run(NAME, "--dir", tmp_path / "weather", "--force")
+    assert result.exit_code == 2 and "not a directory" in result.stderr
+    assert snapshot_tree(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--template", "huge", "unknown template 'huge'"),
+        ("--transport", "carrier-pigeon", "Invalid value for '--transport'"),
+        ("--protocol-version", "2026-07-28", "Invalid value for '--protocol-version'"),
+    ],
+)
+def test_unknown_choices_exit_2_and_write_nothing(tmp_path: Path, option: str, value: str, message: str) -> None:
+    result = run(NAME, "--dir", tmp_path / "weather", option, value)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert snapshot_tree(tmp_path) == {}
+
+
+def test_custom_templates_override_one_file(tmp_path: Path) -> None:
+    templates = tmp_path / "my-templates"
+    templates.mkdir()
+    (templates / "README.md.j2").write_text("# {{ title }}, our way\n")
+    result = run(NAME, "--dir", tmp_path / "weather", "--templates", templates)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "weather" / "README.md").read_text() == "# Weather, our way\n"
+    assert (tmp_path / "weather" / "src" / "weather" / "server.py").read_text() == (
+        scaffold_variant("full", "both")["src/weather/server.py"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("template", "text", "message"),
+    [
+        ("README.md.j2", "{{ no_such_variable }}", "'no_such_variable' is undefined"),
+        ("README.md.j2", "{% if %}", "README.md.j2:1"),
+        ("server.py.j2", "def broken(:\n", "does not parse"),
+    ],
+)
+def test_a_broken_custom_template_exits_2_and_writes_nothing(
+    tmp_path: Path, template: str, text: str, message: str
+) -> None:
+    templates = tmp_path / "my-templates"
+    templates.mkdir()
+    (templates / template).write_text(text)
+    before = snapshot_tree(tmp_path)
+    result = run(NAME, "--dir", tmp_path / "weather", "--templates", templates)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert snapshot_tree(tmp_path) == before

