@@ -15,6 +15,7 @@ import click
 
 from . import __version__
 from .build import build_version_ir
+from .cli_spec import spec
 from .errors import SpecError, SpecErrors
 from .formatting import FormatError
 from .output import diff_tree, write_tree
@@ -207,6 +208,9 @@ def new(
         click.echo(f"  {relative}")
     click.echo(f"next: cd {target} && python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest")
 
+
+# Commands that live in modules of their own.
+main.add_command(spec)
 
 if __name__ == "__main__":  # python -m mcpgen.cli, as the nox sessions run it
     main()
