@@ -46,6 +46,7 @@ def update_golden(session: nox.Session) -> None:
     """Regenerate generated/ and every tests/golden/<case>/expected/ tree."""
     session.run(PYTHON, "-m", "mcpgen.cli", "generate")
     session.run(PYTHON, "tests/golden_support.py", "--update")
+    session.run(PYTHON, "tests/golden_diff_support.py", "--update")
     session.run(PYTHON, "tests/scaffold_support.py", "--update")
 
 

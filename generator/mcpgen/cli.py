@@ -15,6 +15,7 @@ import click
 
 from . import __version__
 from .build import build_version_ir
+from .cli_diff import diff
 from .cli_spec import spec
 from .errors import SpecError, SpecErrors
 from .formatting import FormatError
@@ -211,6 +212,7 @@ def new(
 
 # Commands that live in modules of their own.
 main.add_command(spec)
+main.add_command(diff)
 
 if __name__ == "__main__":  # python -m mcpgen.cli, as the nox sessions run it
     main()

@@ -1,16 +1,20 @@
 """The whole pipeline in order, as one call: load -> parse -> render -> format.
 
-Pipeline position: the single entry point the CLI, the tests and the benchmarks use.
+Pipeline position: the single entry point the CLI, the tests and the benchmarks use. `build_irs` is
+the front half on its own, shared with `mcpgen render` (targets.py), which renders other template sets.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from .build import build_version_ir
 from .errors import SpecError, SpecErrors
 from .formatting import format_files
+from .ir import VersionIR
+from .ir_diff import CHANGES_PATH, render_changes_file
 from .render import render_bindings
 from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, verify_all
 
@@ -22,13 +26,12 @@ class GenerationRequest:
     extra_templates: Path | None = None
 
 
-def generate_files(request: GenerationRequest) -> dict[str, str]:
-    """Every generated file as {path relative to the output dir: text}. Raises SpecErrors for bad
-    input, after collecting the errors of every version, before anything is written."""
-    spec_dir = request.paths.spec
+def build_irs(spec_dir: Path, versions: tuple[str, ...]) -> tuple[list[VersionIR], list[str]]:
+    """(the IR of every selected version, every vendored version). Raises SpecErrors for bad input,
+    after collecting the errors of every version."""
     all_versions = list_versions(spec_dir)
     verify_all(spec_dir)
-    selected = list(request.versions) or all_versions
+    selected = list(versions) or all_versions
     unknown = [version for version in selected if version not in all_versions]
     if unknown:
         raise SpecError(
@@ -46,7 +49,22 @@ def generate_files(request: GenerationRequest) -> dict[str, str]:
             errors.append(one)
     if errors:
         raise SpecErrors(errors)
+    return irs, all_versions
+
+
+def generate_files(request: GenerationRequest) -> dict[str, str]:
+    """Every generated file as {path relative to the output dir: text}. Raises SpecErrors for bad
+    input, after collecting the errors of every version, before anything is written."""
+    spec_dir = request.paths.spec
+    irs, all_versions = build_irs(spec_dir, request.versions)
     template_dirs = [request.extra_templates] if request.extra_templates else []
     template_dirs.append(request.paths.templates / "bindings")
     rendered = render_bindings(irs, all_versions, template_dirs, spec_dir / MANIFEST_NAME)
+    by_version = {ir.version: ir for ir in irs}
+    if len(all_versions) > 1 and set(by_version) == set(all_versions):
+        # The changelog compares consecutive versions, so it is written only when every version is
+        # generated (a partial run leaves it alone) and only when there is a pair to compare.
+        manifest_sha256 = hashlib.sha256((spec_dir / MANIFEST_NAME).read_bytes()).hexdigest()
+        ordered = [by_version[version] for version in all_versions]
+        rendered[CHANGES_PATH] = render_changes_file(ordered, manifest_sha256)
     return format_files(rendered)

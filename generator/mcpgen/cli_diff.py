@@ -1,0 +1,66 @@
+"""The `mcpgen diff A B` command: what changed between two vendored schema versions.
+
+Pipeline position: beside cli.py (which registers it with `main.add_command(diff)`); builds both IRs
+with build.build_version_ir and prints ir_diff's text, markdown or JSON rendering.
+
+Kept out of cli.py so that file stays one screenful per command; it imports nothing from cli.py,
+so cli.py can import this module at any point without a cycle.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .build import build_version_ir
+from .errors import SpecError, SpecErrors
+from .ir import VersionIR
+from .ir_diff import FORMATS, RENDERERS, diff_irs
+from .spec_loader import ProjectPaths
+
+EXIT_BAD_INPUT = 2  # as cli.py: 0 ok, 2 bad input (a diff is a report, so differences are not a failure)
+
+
+def _build_both(spec: ProjectPaths, old: str, new: str) -> tuple[VersionIR, VersionIR]:
+    """Both IRs, or SpecErrors with the problems of both versions, so one run reports everything."""
+    irs: list[VersionIR] = []
+    problems: list[SpecError] = []
+    for version in (old, new):
+        try:
+            irs.append(build_version_ir(spec.spec, version))
+        except SpecErrors as many:
+            problems.extend(many.errors)
+        except SpecError as one:
+            problems.append(one)
+    if problems:
+        raise SpecErrors(problems)
+    return irs[0], irs[1]
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  mcpgen diff 2025-03-26 2025-06-18
+  mcpgen diff 2025-11-25 2026-07-28 --format markdown
+  mcpgen diff 2025-06-18 draft --format json | jq '.methods_added[].method'
+\b
+Exit codes: 0 ok (differences are not an error), 2 bad input (e.g. an unknown version).""",
+)
+@click.argument("old")
+@click.argument("new")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.pass_context
+def diff(context: click.Context, old: str, new: str, output_format: str) -> None:
+    """Show what changed from schema version OLD to NEW: methods, pairings, definitions."""
+    # Under `mcpgen` the group has resolved --spec-dir into a ProjectPaths; alone, use this checkout's.
+    paths = context.find_object(ProjectPaths) or ProjectPaths.discover()
+    try:
+        old_ir, new_ir = _build_both(paths, old, new)
+    except SpecErrors as error:
+        # The same shape as cli.py's _fail: one "error: file#pointer: message" line per problem.
+        for problem in error.errors:
+            click.echo(f"error: {problem}", err=True)
+        click.echo(f"{len(error.errors)} problem(s) in the input; nothing was compared.", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    click.echo(RENDERERS[output_format](diff_irs(old_ir, new_ir)), nl=False)
