@@ -43,11 +43,12 @@ def golden(session: nox.Session) -> None:
 
 @nox.session
 def update_golden(session: nox.Session) -> None:
-    """Regenerate generated/ and every tests/golden/<case>/expected/ tree."""
+    """Regenerate generated/ and every golden: tests/golden, golden_diff, golden_scaffold, golden_targets."""
     session.run(PYTHON, "-m", "mcpgen.cli", "generate")
     session.run(PYTHON, "tests/golden_support.py", "--update")
     session.run(PYTHON, "tests/golden_diff_support.py", "--update")
     session.run(PYTHON, "tests/scaffold_support.py", "--update")
+    session.run(PYTHON, "tests/test_targets.py", "--update")
 
 
 @nox.session

@@ -16,6 +16,7 @@ import click
 from . import __version__
 from .build import build_version_ir
 from .cli_diff import diff
+from .cli_render import render
 from .cli_spec import spec
 from .errors import SpecError, SpecErrors
 from .formatting import FormatError
@@ -213,6 +214,7 @@ def new(
 # Commands that live in modules of their own.
 main.add_command(spec)
 main.add_command(diff)
+main.add_command(render)
 
 if __name__ == "__main__":  # python -m mcpgen.cli, as the nox sessions run it
     main()
