@@ -15,6 +15,7 @@ import click
 
 from . import __version__
 from .build import build_version_ir
+from .cli_client import client_from_server
 from .cli_diff import diff
 from .cli_render import render
 from .cli_spec import spec
@@ -215,6 +216,7 @@ def new(
 main.add_command(spec)
 main.add_command(diff)
 main.add_command(render)
+main.add_command(client_from_server)
 
 if __name__ == "__main__":  # python -m mcpgen.cli, as the nox sessions run it
     main()

@@ -189,7 +189,7 @@ class HTTPClientStream:
                         del self._posts[request_id]
         if scope.cancel_called:
             return  # the session cancelled these requests; it waits for no answer
-        for request_id in remaining:
+        for request_id in list(remaining):  # a copy: _feed discards each answered id from `remaining`
             # The session must not wait forever for an answer that cannot come.
             self._feed(encode_frame(error_response(request_id, *failure)), remaining)
 
