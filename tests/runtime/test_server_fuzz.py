@@ -14,6 +14,7 @@ MCPGEN_FUZZ_FRAMES (default 10,000) sets the number of fuzzed frames.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -90,6 +91,11 @@ def fuzz_server() -> Server:
     return server
 
 
+def odd_value(rnd: random.Random) -> Any:
+    # A copy: the samples are mutable, and a later edit must never write into the shared list (or into itself).
+    return copy.deepcopy(rnd.choice(ODD_VALUES))
+
+
 def mutate(rnd: random.Random, message: dict[str, Any]) -> dict[str, Any] | list[Any] | Any:
     """One or two random edits of a valid request: the kind of frame a buggy or hostile client sends."""
     message = json.loads(json.dumps(message))
@@ -106,9 +112,9 @@ def mutate(rnd: random.Random, message: dict[str, Any]) -> dict[str, Any] | list
         if action == 0 and keys:
             del target[rnd.choice(keys)]
         elif action in (1, 2) and keys:
-            target[rnd.choice(keys)] = rnd.choice(ODD_VALUES)
+            target[rnd.choice(keys)] = odd_value(rnd)
         elif action == 3 and isinstance(target, dict):
-            target[rnd.choice(["extra", "_meta", "cursor", "name", "uri"])] = rnd.choice(ODD_VALUES)
+            target[rnd.choice(["extra", "_meta", "cursor", "name", "uri"])] = odd_value(rnd)
         elif action == 4:
             message["method"] = rnd.choice([m for m, _ in VALID_REQUESTS] + ["", "tools/", "nope", 7])
         else:
