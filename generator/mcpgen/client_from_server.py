@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -34,7 +34,9 @@ from .client_module_render import (
     snake_identifier,
 )
 from .formatting import FormatError, format_files
-from .runtime import Client, SubprocessStream, open_subprocess_stream
+
+if TYPE_CHECKING:  # the runtime (and with it every version's bindings) is imported when a client connects
+    from .runtime import Client, SubprocessStream
 
 # Our pointers into the merged document; a tool's own "$defs"/"definitions" are hoisted next to its root schema.
 DEFINITIONS_KEYS = ("$defs", "definitions")
@@ -106,6 +108,8 @@ async def fetch_snapshot(target: ServerTarget, timeout: float = 30.0) -> ServerS
 
 @asynccontextmanager
 async def _connect(target: ServerTarget, stderr_source: list[SubprocessStream]) -> AsyncIterator[Client]:
+    from .runtime import Client, open_subprocess_stream  # not at import: `mcpgen --help` stays fast
+
     info = {"name": "mcpgen-client-from-server", "version": __version__}
     if target.url is not None:
         async with Client.connect_http(target.url, client_info=info) as client:
