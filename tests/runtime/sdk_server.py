@@ -99,6 +99,17 @@ async def ask_user(ctx: Context) -> str:
     return f"{result.action}: {result.data.name if result.action == 'accept' else None}"
 
 
+class Score(BaseModel):
+    score: float
+
+
+@server.tool(description="Asks the user for a number (elicitation/create with a NumberSchema)")
+async def ask_score(ctx: Context) -> str:
+    result = await ctx.elicit("Your score?", Score)
+    # The SDK has validated the answer into Score; repr shows what the float field holds.
+    return f"{result.action}: {result.data.score!r}" if result.action == "accept" else result.action
+
+
 @server.tool(description="Adds a tool, then tells the client the tool list changed")
 async def add_tool(name: str, ctx: Context) -> str:
     server.add_tool(lambda: name, name=name, description="added at run time")

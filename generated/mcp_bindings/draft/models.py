@@ -1065,7 +1065,7 @@ class ElicitResult(_base.MCPModel, _base.Result):
     - `"accept"`: User submitted the form/confirmed the action
     - `"decline"`: User explicitly declined the action
     - `"cancel"`: User dismissed without making an explicit choice"""
-    content: _base.Omittable[dict[str, Union[list[str], str, int, bool]]] = None
+    content: _base.Omittable[dict[str, Union[list[str], str, int, float, bool]]] = None
     """The submitted form data, only present when action is `"accept"` and mode was `"form"`.
     Contains values matching the requested schema.
     Omitted for out-of-band mode responses."""

@@ -662,7 +662,7 @@ class ElicitResult(_base.MCPModel, _base.Result):
     - "accept": User submitted the form/confirmed the action
     - "decline": User explicitly declined the action
     - "cancel": User dismissed without making an explicit choice"""
-    content: _base.Omittable[dict[str, Union[str, int, bool]]] = None
+    content: _base.Omittable[dict[str, Union[str, int, float, bool]]] = None
     """The submitted form data, only present when action is "accept".
     Contains values matching the requested schema."""
 

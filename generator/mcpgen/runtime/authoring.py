@@ -8,6 +8,13 @@ turns a function's return value into wire dicts; ``server`` fits those to the ne
 Schemas come from signatures through pydantic: the arguments of a tool become a generated model whose JSON schema
 is the ``inputSchema`` and which validates incoming ``arguments``; a structured return annotation (a pydantic model,
 a TypedDict, a dataclass or a ``dict[...]``) becomes the ``outputSchema``.
+
+A tool may also build its whole ``CallToolResult`` itself (``FullToolResult``): it returns a generated
+``CallToolResult`` model (of any version), or it is annotated ``-> CallToolResult`` (any version's generated class,
+alone or in a union such as ``v2025_06_18.CallToolResult | dict[str, Any]``) and returns that model or a dict. Only
+the annotation makes a dict a whole result, so ``-> dict[str, Any]`` stays structured output. Either way the value
+is validated against the negotiated version's ``CallToolResult`` as it is (not fitted); an invalid one is answered
+-32603 with the field paths, and logged.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import functools
 import inspect
 import json
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +36,12 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from typing_extensions import is_typeddict
 
+from .results import field_errors
 from .server_context import Context
 
 __all__ = [
     "CompletionDef",
+    "FullToolResult",
     "PromptDef",
     "ResourceDef",
     "ResourceTemplateDef",
@@ -112,10 +122,7 @@ def description_of(fn: AnyFunction, given: str | None = None) -> str | None:
 
 def validation_details(exc: ValidationError) -> list[dict[str, Any]]:
     """A ValidationError as JSON data: where and what, never the offending input (it may be large or private)."""
-    return [
-        {"loc": [str(part) for part in error["loc"]], "msg": error["msg"], "type": error["type"]}
-        for error in exc.errors(include_url=False, include_context=False, include_input=False)
-    ]
+    return field_errors(exc)
 
 
 async def call_function(fn: AnyFunction, kwargs: dict[str, Any]) -> Any:
@@ -169,7 +176,7 @@ def _is_structured(hint: Any) -> bool:
     """Whether a return annotation describes a JSON object (what ``structuredContent`` must be)."""
     origin = get_origin(hint) or hint
     if isinstance(origin, type) and issubclass(origin, BaseModel):
-        return not _is_content_model(origin)
+        return not _is_content_model(origin) and not _is_call_tool_result_class(origin)
     if is_typeddict(hint) or (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
         return True
     return origin in (dict, Mapping)
@@ -178,6 +185,24 @@ def _is_structured(hint: Any) -> bool:
 def _is_content_model(cls: type[BaseModel]) -> bool:
     # A generated content block (TextContent, ImageContent, ...) is content, not structured output.
     return "type" in cls.model_fields and cls.__module__.startswith("mcp_bindings.")
+
+
+def _is_call_tool_result_class(cls: object) -> bool:
+    """A generated ``CallToolResult`` of any version (the versions' classes are distinct, so match by origin)."""
+    return isinstance(cls, type) and cls.__name__ == "CallToolResult" and cls.__module__.startswith("mcp_bindings.")
+
+
+def _returns_full_result(hint: Any) -> bool:
+    """Whether a return annotation says the tool builds its whole ``CallToolResult`` (alone or in a union)."""
+    arms = typing.get_args(hint) if get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    return any(_is_call_tool_result_class(arm) for arm in arms)
+
+
+@dataclass(frozen=True, slots=True)
+class FullToolResult:
+    """A tool's own ``CallToolResult`` (a generated model or a dict): answered as it is, once validated."""
+
+    value: BaseModel | Mapping[str, Any]
 
 
 # -- definitions -------------------------------------------------------------------------------------------------
@@ -193,6 +218,7 @@ class ToolDef:
     sig: _Signature = field(repr=False)
     arguments: type[BaseModel] = field(repr=False)
     output: TypeAdapter[Any] | None = field(repr=False)
+    returns_full_result: bool = field(default=False, repr=False)  # annotated -> CallToolResult: a dict is one too
 
     @classmethod
     def build(
@@ -206,6 +232,9 @@ class ToolDef:
         structured_output: bool | None = None,
     ) -> ToolDef:
         sig = _inspect(fn)
+        full_result = _returns_full_result(sig.return_hint)
+        if full_result and structured_output:
+            raise TypeError(f"{fn.__name__}: a tool that returns its own CallToolResult has no structured output")
         structured = _is_structured(sig.return_hint) if structured_output is None else structured_output
         if structured and not _is_structured(sig.return_hint):
             raise TypeError(f"{fn.__name__}: structured_output needs an object-typed return annotation")
@@ -219,6 +248,7 @@ class ToolDef:
             sig,
             _arguments_model(fn, sig, "Arguments"),
             output,
+            full_result,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -234,9 +264,12 @@ class ToolDef:
             tool["outputSchema"] = _clean_schema(self.output.json_schema())
         return tool
 
-    async def call(self, arguments: Mapping[str, Any] | None, context: Context | None) -> dict[str, Any]:
-        """Run the tool: a ``CallToolResult`` dict. Bad arguments and exceptions raised by the tool become results
-        with ``isError: true`` (the model can read and correct them), for every protocol version."""
+    async def call(
+        self, arguments: Mapping[str, Any] | None, context: Context | None
+    ) -> dict[str, Any] | FullToolResult:
+        """Run the tool: a ``CallToolResult`` dict, or the tool's own result (``FullToolResult``). Bad arguments and
+        exceptions raised by the tool become results with ``isError: true`` (the model can read and correct them),
+        for every protocol version."""
         try:
             values = self.arguments.model_validate(dict(arguments or {}))
         except ValidationError as exc:
@@ -248,6 +281,8 @@ class ToolDef:
         except Exception as exc:
             # The message is the tool's own report; the traceback stays on the server.
             return _tool_error(str(exc) or type(exc).__name__)
+        if _is_call_tool_result_class(type(value)) or (self.returns_full_result and isinstance(value, Mapping)):
+            return FullToolResult(value)
         if self.output is not None:
             structured = self.output.dump_python(value, mode="json", by_alias=True)
             # Older clients read content only: the same JSON as text (what the spec recommends).

@@ -5,8 +5,11 @@ Where it sits: on top of ``session.Session`` (JSON-RPC ids, cancellation, progre
 (``client.api`` / ``client.stub(...)``). ``Client`` implements ``mcp_bindings.base.Peer``: every stub call comes
 through ``send_request``, which is where version checks, capability gating, timeouts and result parsing happen.
 Server -> client requests (sampling, elicitation, roots) are answered by a user subclass of a generated
-``ClientHandlers`` through that version's ``CLIENT_ROUTES``. ``client_support`` holds the version registry, the
-errors and the list cache.
+``ClientHandlers`` through that version's ``CLIENT_ROUTES``. A handler returns the result model or a plain dict
+(annotate it ``-> Any`` or ``-> dict[str, Any]`` with an ignore, since the stub says model); either is validated
+against the negotiated version's result model (``results.as_result``), and one that does not validate is answered
+-32603 with the field paths, and logged. ``client_support`` holds the version registry, the errors and the list
+cache.
 
 Only the handshake-era versions are spoken (2024-11-05 .. 2025-11-25); 2026-07-28 has no ``initialize`` at all.
 """
@@ -51,7 +54,8 @@ from .client_support import (
     validate_params,
 )
 from .context import ProgressCallback, RequestContext
-from .jsonrpc import InvalidParams, JSONParams, MethodNotFound
+from .jsonrpc import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound
+from .results import ResultValidationError, as_result
 from .session import Session
 from .stdio import open_subprocess_stream
 from .streams import MessageStream
@@ -448,10 +452,19 @@ class Client:
         ):
             raise MethodNotFound(method)
         handler: Callable[..., Any] = getattr(self._handlers, route.handler)
-        result = await handler(validate_params(route, params), ClientContext(self, method, context))
-        if isinstance(result, BaseModel):
-            return result.model_dump(mode="json")
-        raise TypeError(f"{route.handler} returned {type(result).__name__}, not {route.result_type}")
+        returned = await handler(validate_params(route, params), ClientContext(self, method, context))
+        # The answer must be valid in the negotiated version, whichever version's handlers (or a dict) produced it.
+        negotiated = self._spec.client_routes[method] if self._spec is not None else route
+        assert negotiated.result_type is not None  # requests always have a result type
+        try:
+            result = as_result(negotiated.result_type, returned, source=f"the result of {route.handler!r}")
+        except ResultValidationError as exc:
+            logger.error("%s", exc)
+            raise JSONRPCError(
+                ErrorCode.INTERNAL_ERROR, f"Internal error: {exc.summary}", {"errors": exc.details}
+            ) from None
+        dumped: dict[str, Any] = result.model_dump(mode="json")
+        return dumped
 
     async def _on_notification(self, method: str, params: JSONParams) -> None:
         # Caches first, so that a hook re-listing tools already sees the new list.

@@ -45,13 +45,20 @@ from .authoring import (
 )
 from .context import RequestContext
 from .jsonrpc import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound, encode_frame, error_response
+from .results import ResultValidationError, as_result, field_errors
 from .server_context import LOG_LEVELS, Context
 from .server_handlers import Handlers, fit
 from .session import Session, SessionClosedError
 from .stdio import stdio_server_stream
 from .streams import MessageStream
 
-__all__ = ["LATEST_PROTOCOL_VERSION", "SUPPORTED_PROTOCOL_VERSIONS", "Server", "ServerConnection"]
+__all__ = [
+    "LATEST_PROTOCOL_VERSION",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "InvalidClientResultError",
+    "Server",
+    "ServerConnection",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +96,17 @@ def _adapter(params_type: Any) -> TypeAdapter[Any]:
 _KNOWN_METHODS: Final = frozenset(
     method for version in SUPPORTED_PROTOCOL_VERSIONS for method in _stub(version).SERVER_ROUTES
 )
+
+
+class InvalidClientResultError(ResultValidationError):
+    """The client answered ``sampling/createMessage`` / ``elicitation/create`` with something the negotiated
+    version's result model rejects (raised by ``Context.sample`` and ``Context.elicit``)."""
+
+
+def _source(route: Any, params: Any) -> str:
+    """Whose result it is, for error messages: the handler, and the tool, prompt or resource it served."""
+    target = getattr(params, "name", None) or getattr(params, "uri", None)
+    return f"the result of {route.handler!r}" + (f" for {target!r}" if isinstance(target, str) else "")
 
 
 def _declared(capabilities: Mapping[str, Any], path: str | None) -> bool:
@@ -138,7 +156,9 @@ class Server:
         structured_output: bool | None = None,
     ) -> Callable[[F], F]:
         """Register a tool: name from the function, description from its docstring, ``inputSchema`` from its
-        parameters, ``outputSchema`` from an object-typed return annotation (unless ``structured_output=False``)."""
+        parameters, ``outputSchema`` from an object-typed return annotation (unless ``structured_output=False``).
+        A tool that returns a generated ``CallToolResult``, or is annotated ``-> CallToolResult`` and returns a dict,
+        answers with that whole result, validated against the negotiated version (see ``authoring``)."""
 
         def register(fn: F) -> F:
             tool = ToolDef.build(
@@ -390,9 +410,17 @@ class ServerConnection:
         except ValidationError as exc:
             raise InvalidParams(f"Invalid params for {route.method}", validation_details(exc)) from None
         handler = getattr(handlers or self._handlers, route.handler)
-        result = await handler(typed, Context(self, context))
-        if not isinstance(result, route.result_type):
-            raise TypeError(f"{route.handler} returned {type(result).__name__}, not {route.result_type.__name__}")
+        returned = await handler(typed, Context(self, context))
+        # Handlers return the result model or a dict (what they build, or a tool's own CallToolResult): either way
+        # it is validated here, once, against the negotiated version (see results.as_result).
+        try:
+            result = as_result(route.result_type, returned, source=_source(route, typed))
+        except ResultValidationError as exc:
+            # Our side's bug, not the client's: -32603, with the field paths for whoever debugs it.
+            logger.error("%s (MCP %s)", exc, self.protocol_version or "initialize")
+            raise JSONRPCError(
+                ErrorCode.INTERNAL_ERROR, f"Internal error: {exc.summary}", {"errors": exc.details}
+            ) from None
         dumped: dict[str, Any] = result.model_dump(mode="json")
         return dumped
 
@@ -427,6 +455,14 @@ class ServerConnection:
         await self.notify("logging", "notifications/message", params)
 
     async def request_client(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
-        """Send a request to the client and parse its answer as the negotiated version's result model."""
+        """Send a request to the client and parse its answer as the negotiated version's result model. An answer
+        that does not validate raises ``InvalidClientResultError`` (a ``ResultValidationError``) naming the fields.
+        """
         raw = await self.session.request(method, params, timeout=timeout)
-        return self.bindings.parse_result(method, raw)
+        try:
+            return self.bindings.parse_result(method, raw)
+        except ValidationError as exc:
+            model = self.bindings.RESULT_TYPES[method]
+            error = InvalidClientResultError(f"the client's answer to {method}", model, field_errors(exc))
+            logger.warning("%s", error)
+            raise error from None

@@ -109,7 +109,8 @@ class Context:
     ) -> Any:
         """Ask the client's LLM for a completion (``sampling/createMessage``); returns the negotiated version's
         ``CreateMessageResult``. A str message is a user text message. Raises ``CapabilityError`` if the client did
-        not declare ``sampling``, ``JSONRPCError`` if it refused."""
+        not declare ``sampling``, ``JSONRPCError`` if it refused, ``server.InvalidClientResultError`` (naming the
+        fields) if its answer is not a valid ``CreateMessageResult`` of the negotiated version."""
         self._require("sampling", "sampling/createMessage")
         params: dict[str, Any] = {"messages": _sampling_messages(messages), "maxTokens": max_tokens}
         optional = {
@@ -129,7 +130,8 @@ class Context:
         """Ask the user for structured input (``elicitation/create``, 2025-06-18 and later); returns the negotiated
         version's ``ElicitResult`` (``action`` is accept / decline / cancel; ``content`` holds the answers). ``schema``
         is a pydantic model (flat, primitive fields) or a JSON schema object. Raises ``CapabilityError`` if the
-        client did not declare ``elicitation`` or the protocol version has none."""
+        client did not declare ``elicitation`` or the protocol version has none, ``server.InvalidClientResultError``
+        (naming the fields) if the answer is not a valid ``ElicitResult`` of the negotiated version."""
         self._require("elicitation", "elicitation/create")
         requested = schema.model_json_schema() if isinstance(schema, type) else dict(schema)
         requested.pop("title", None)

@@ -2,9 +2,10 @@
 
 Where it sits: ``server`` derives, per negotiated version, a class from ``Handlers`` and that version's generated
 ``ServerHandlers`` stub (so the stub's ``SERVER_ROUTES`` name these methods and its ``implemented()`` sees them as
-overrides), validates params into the version's models before calling them, and dumps the result models they
-return. The handlers build results as dicts from the ``authoring`` definitions, fit them to the version (dropping
-fields it does not have) and validate them into the version's result models.
+overrides), validates params into the version's models before calling them, and validates what they return into
+the version's result models (``results.as_result``) before dumping it. The handlers build results as dicts from
+the ``authoring`` definitions and fit them to the version (dropping fields it does not have); a tool's own
+``CallToolResult`` (``authoring.FullToolResult``) is passed through unfitted, to be validated as it is.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import ValidationError
 
-from .authoring import call_function, validation_details
+from .authoring import FullToolResult, call_function, validation_details
 from .jsonrpc import InvalidParams, JSONRPCError
 from .server_context import Context
 
@@ -36,16 +37,15 @@ def fit(model: Any, data: Mapping[str, Any]) -> dict[str, Any]:
 
 class Handlers:
     """The request handlers, written once for every version: each negotiated version gets a subclass that also
-    derives from that version's generated ``ServerHandlers`` (see ``_handlers_class``). Results are built as dicts,
-    fitted to the version and validated into its result models."""
+    derives from that version's generated ``ServerHandlers`` (see ``_handlers_class``). Results are built as dicts
+    and fitted to the version; ``ServerConnection`` validates them into its result models."""
 
     def __init__(self, connection: ServerConnection) -> None:
         self.connection = connection
         self.server = connection.server
 
-    def _result(self, name: str, data: Mapping[str, Any]) -> Any:
-        model = getattr(self.connection.bindings, name)
-        return model.model_validate(fit(model, data))
+    def _result(self, name: str, data: Mapping[str, Any]) -> dict[str, Any]:
+        return fit(getattr(self.connection.bindings, name), data)
 
     def _fitted(self, name: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         model = getattr(self.connection.bindings, name)
@@ -82,7 +82,11 @@ class Handlers:
         tool = self.server.tools.get(params.name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {params.name}")
-        return self._result("CallToolResult", await tool.call(params.arguments, context))
+        outcome = await tool.call(params.arguments, context)
+        if isinstance(outcome, FullToolResult):
+            # The tool's own result: not fitted (its extra keys are deliberate), validated as it is by the caller.
+            return outcome.value
+        return self._result("CallToolResult", outcome)
 
     # -- resources ------------------------------------------------------------------------------------------------
 
