@@ -11,7 +11,7 @@ nox.options.default_venv_backend = "none"
 nox.options.sessions = ["tests"]
 
 PYTHON = sys.executable
-CODE = ["generator", "tests", "bench", "noxfile.py"]
+CODE = ["generator", "runtime", "tests", "bench", "noxfile.py"]
 
 
 @nox.session
@@ -30,8 +30,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the toolchain and on the generated bindings."""
-    session.run(PYTHON, "-m", "mypy", "--strict", "generator/mcpgen", "generated/mcp_bindings")
+    """mypy --strict on the toolchain, the runtime and the generated bindings."""
+    session.run(
+        PYTHON, "-m", "mypy", "--strict", "generator/mcpgen", "runtime/mcpgen_runtime", "generated/mcp_bindings"
+    )
 
 
 @nox.session

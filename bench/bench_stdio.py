@@ -22,7 +22,7 @@ from _common import ROOT, banner, int_option, table, verdict, write_summary
 
 from mcp_bindings.v2025_06_18 import CallToolRequestParams, TextContent
 from mcp_bindings.v2025_06_18.client import ClientStub
-from mcpgen.runtime.client import Client
+from mcpgen_runtime.client import Client
 
 SERVERS = {
     "mcpgen": ROOT / "bench" / "servers" / "mcpgen_add_server.py",

@@ -1,4 +1,4 @@
-"""mypy --strict passes on generator/ and generated/, and sees request -> result typing."""
+"""mypy --strict passes on generator/, runtime/ and generated/, and sees request -> result typing."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ def _mypy(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mypy", "--strict", *args], cwd=cwd, capture_output=True, text=True)
 
 
-def test_mypy_strict_on_generator_and_generated() -> None:
-    completed = _mypy("generator/mcpgen", "generated/mcp_bindings")
+def test_mypy_strict_on_generator_runtime_and_generated() -> None:
+    completed = _mypy("generator/mcpgen", "runtime/mcpgen_runtime", "generated/mcp_bindings")
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
 

@@ -1,6 +1,6 @@
-"""The benchmark's mcpgen server: one tool, `add`, served over stdio by mcpgen.runtime."""
+"""The benchmark's mcpgen server: one tool, `add`, served over stdio by mcpgen_runtime."""
 
-from mcpgen.runtime.server import Server
+from mcpgen_runtime.server import Server
 
 server = Server("bench-mcpgen", version="1.0.0")
 

@@ -9,9 +9,8 @@ import os
 import anyio
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from mcpgen.runtime import MessageStream, stdio_server_stream
-from mcpgen.runtime.server import Server
-from mcpgen.runtime.server_context import Context
+from mcpgen_runtime import MessageStream, stdio_server_stream
+from mcpgen_runtime.server import Context, Server
 
 server = Server("weather", version="1.0.0", title="Weather", instructions="Ask about the weather.")
 

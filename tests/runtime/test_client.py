@@ -1,4 +1,4 @@
-"""mcpgen.runtime.client against a real peer: a fake MCP server built from nothing but a raw ``Session`` and a request
+"""mcpgen_runtime.client against a real peer: a fake MCP server built from nothing but a raw ``Session`` and a request
 handler written here, over in-memory streams. Covers the handshake (each version, unsupported answers), capability
 gating, the list caches and their re-fetch on list_changed, server -> client requests, notifications, concurrency,
 timeouts and cancellation."""
@@ -16,17 +16,17 @@ import mcp_bindings.v2024_11_05 as v1
 import mcp_bindings.v2025_03_26 as v2
 import mcp_bindings.v2025_06_18 as v3
 import mcp_bindings.v2025_11_25 as v4
-from mcpgen.runtime import JSONParams, JSONRPCError, MethodNotFound, RequestContext, Session, memory_stream_pair
-from mcpgen.runtime.client import (
+from mcpgen_runtime import JSONParams, JSONRPCError, MethodNotFound, RequestContext, Session, memory_stream_pair
+from mcpgen_runtime.client import (
     SUPPORTED_VERSIONS,
     CapabilityError,
     Client,
     ClientContext,
     InvalidResultError,
+    ListCache,
     UnsupportedVersionError,
     VersionMismatchError,
 )
-from mcpgen.runtime.client_support import ListCache
 
 pytestmark = pytest.mark.anyio
 
@@ -571,7 +571,7 @@ async def test_cancelling_a_call_cancels_it_on_the_server() -> None:
 
 
 async def test_calls_after_close_fail_cleanly() -> None:
-    from mcpgen.runtime import SessionClosedError
+    from mcpgen_runtime import SessionClosedError
 
     async with connected(FakeServer(version="2025-11-25")) as client:
         pass

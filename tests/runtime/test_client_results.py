@@ -18,8 +18,8 @@ import pytest
 
 import mcp_bindings.v2025_06_18 as v3
 import mcp_bindings.v2025_11_25 as v4
-from mcpgen.runtime import JSONParams, JSONRPCError, MethodNotFound, RequestContext, Session, memory_stream_pair
-from mcpgen.runtime.client import Client, ClientContext
+from mcpgen_runtime import JSONParams, JSONRPCError, MethodNotFound, RequestContext, Session, memory_stream_pair
+from mcpgen_runtime.client import Client, ClientContext
 
 pytestmark = pytest.mark.anyio
 
@@ -126,7 +126,7 @@ async def test_an_invalid_dict_is_answered_internal_error_with_the_field_paths(
         "sampling/createMessage": {"role": "assistant", "model": "m", "content": [{"type": "text", "text": "x"}]},
         "roots/list": "not a result",
     }
-    caplog.set_level(logging.ERROR, logger="mcpgen.runtime")
+    caplog.set_level(logging.ERROR, logger="mcpgen_runtime")
     async with raw_server(DictHandlers(answers), "2025-06-18") as server:
         with pytest.raises(JSONRPCError) as elicit_error:
             await ask(server, "elicitation/create", ASK_SCORE)

@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 import mcp_bindings.v2025_11_25 as v4
-from mcpgen.runtime import JSONRPCError
-from mcpgen.runtime.client import SUPPORTED_VERSIONS, Client, ClientContext
+from mcpgen_runtime import JSONRPCError
+from mcpgen_runtime.client import SUPPORTED_VERSIONS, Client, ClientContext
 
 pytestmark = pytest.mark.anyio
 

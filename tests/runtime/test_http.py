@@ -1,4 +1,4 @@
-"""mcpgen.runtime streamable HTTP: http_server + http_client over real uvicorn on 127.0.0.1, and each against the
+"""mcpgen_runtime streamable HTTP: http_server + http_client over real uvicorn on 127.0.0.1, and each against the
 official MCP SDK (``mcp==2.3.0``) on the other end. No mocks; every wait is bounded."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import httpx2
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from mcpgen.runtime import JSONParams, JSONRPCError, MessageStream, MethodNotFound, RequestContext, Session
-from mcpgen.runtime.http_client import open_http_stream
-from mcpgen.runtime.http_server import StreamableHTTPApp, run_http, serve_app
+from mcpgen_runtime import JSONParams, JSONRPCError, MessageStream, MethodNotFound, RequestContext, Session
+from mcpgen_runtime.transports.http_client import open_http_stream
+from mcpgen_runtime.transports.http_server import StreamableHTTPApp, run_http, serve_app
 
 pytestmark = pytest.mark.anyio
 
@@ -342,7 +342,7 @@ async def test_our_client_against_official_sdk_server() -> None:
 
 
 def test_sse_event_framing() -> None:
-    from mcpgen.runtime.http_server import _sse_event
+    from mcpgen_runtime.transports.http_server import _sse_event
 
     assert _sse_event(b'{"a":1}') == b'event: message\ndata: {"a":1}\n\n'
     assert _sse_event(b"{\n}") == b"event: message\ndata: {\ndata: }\n\n"

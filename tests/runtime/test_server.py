@@ -1,4 +1,4 @@
-"""mcpgen.runtime.server: a real ``Server`` against our own raw ``Session`` (or raw frames) over in-memory streams.
+"""mcpgen_runtime.server: a real ``Server`` against our own raw ``Session`` (or raw frames) over in-memory streams.
 
 Lifecycle and gating, every error code, version negotiation, progress, logging levels, sampling / elicitation round
 trips (the test side answers the server's requests), list_changed only when declared, batches, and authoring."""
@@ -16,10 +16,9 @@ import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from mcpgen.runtime import ErrorCode, JSONParams, JSONRPCError, RequestContext, Session, memory_stream_pair
-from mcpgen.runtime.jsonrpc import encode_frame
-from mcpgen.runtime.server import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, Server
-from mcpgen.runtime.server_context import Context
+from mcpgen_runtime import ErrorCode, JSONParams, JSONRPCError, RequestContext, Session, memory_stream_pair
+from mcpgen_runtime.jsonrpc import encode_frame
+from mcpgen_runtime.server import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, Context, Server
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""Fuzzing the typed MCP server (mcpgen.runtime.Server over a real Session) with near-valid MCP frames.
+"""Fuzzing the typed MCP server (mcpgen_runtime.Server over a real Session) with near-valid MCP frames.
 
 test_session_fuzz.py checks the JSON-RPC layer against an exact oracle; this one drives a whole MCP server, after a
 real initialize in one of the four handshake versions, with mutated versions of every request it serves. The rules
@@ -24,7 +24,7 @@ import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime import Context, Server, memory_stream_pair
+from mcpgen_runtime import Context, Server, memory_stream_pair
 
 FRAMES = int(os.environ.get("MCPGEN_FUZZ_FRAMES", "10000"))
 FRAMES_PER_EXAMPLE = 25

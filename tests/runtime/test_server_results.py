@@ -24,9 +24,8 @@ from pydantic import BaseModel
 
 import mcp_bindings.v2025_06_18 as v3
 import mcp_bindings.v2025_11_25 as v4
-from mcpgen.runtime import JSONParams, JSONRPCError, MethodNotFound, RequestContext, Session, memory_stream_pair
-from mcpgen.runtime.server import Server
-from mcpgen.runtime.server_context import Context
+from mcpgen_runtime import JSONParams, JSONRPCError, MethodNotFound, RequestContext, Session, memory_stream_pair
+from mcpgen_runtime.server import Context, Server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 
@@ -168,7 +167,7 @@ async def test_elicit_keeps_the_number_type(version: str) -> None:
 
 
 async def test_an_invalid_client_answer_names_the_fields(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="mcpgen.runtime")
+    caplog.set_level(logging.WARNING, logger="mcpgen_runtime")
     answers = {"elicitation/create": {"action": "accept", "content": {"score": {"deep": 1}}}}
     async with raw_client("2025-11-25", answers) as session:
         result = await call_tool(session, "ask_score")
@@ -181,7 +180,7 @@ async def test_an_invalid_client_answer_names_the_fields(caplog: pytest.LogCaptu
 
 
 async def test_own_results_are_validated_against_the_negotiated_version(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.ERROR, logger="mcpgen.runtime")
+    caplog.set_level(logging.ERROR, logger="mcpgen_runtime")
     async with raw_client("2025-03-26") as session:
         # A 2025-06-18 model on a 2025-03-26 connection: valid there too; structuredContent stays as an extension
         # (own results are not fitted: what the tool put in is deliberate).

@@ -1,5 +1,5 @@
-"""mcpgen.runtime.session: two real sessions talking over in-memory streams, or one session and a raw JSON-RPC peer
-that writes exact frames (to check the wire, error codes and what is *not* sent)."""
+"""mcpgen_runtime.jsonrpc.session: two real sessions talking over in-memory streams, or one session and a raw
+JSON-RPC peer that writes exact frames (to check the wire, error codes and what is *not* sent)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpgen.runtime import (
+from mcpgen_runtime import (
     ErrorCode,
     JSONParams,
     JSONRPCError,
@@ -22,7 +22,7 @@ from mcpgen.runtime import (
     SessionClosedError,
     memory_stream_pair,
 )
-from mcpgen.runtime.jsonrpc import decode_frame, encode_frame
+from mcpgen_runtime.jsonrpc import decode_frame, encode_frame
 
 pytestmark = pytest.mark.anyio
 

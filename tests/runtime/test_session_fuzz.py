@@ -1,4 +1,5 @@
-"""Fuzzing mcpgen.runtime.session (the server side) with arbitrary bytes, arbitrary JSON and mutated JSON-RPC frames.
+"""Fuzzing mcpgen_runtime.jsonrpc.session (the server side) with arbitrary bytes, arbitrary JSON and mutated JSON-RPC
+frames.
 
 Every frame is checked against an independent oracle (a table of the JSON-RPC 2.0 rules below): a frame that must be
 answered gets exactly one well-formed response with the right id and error code (or the right result), a frame that
@@ -22,7 +23,7 @@ import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime import JSONParams, JSONRPCError, MethodNotFound, RequestContext, Session, memory_stream_pair
+from mcpgen_runtime import JSONParams, JSONRPCError, MethodNotFound, RequestContext, Session, memory_stream_pair
 
 FRAMES = int(os.environ.get("MCPGEN_FUZZ_FRAMES", "10000"))
 FRAMES_PER_EXAMPLE = 20
@@ -348,7 +349,7 @@ def test_session_fuzz_every_frame_gets_exactly_the_answer_it_needs() -> None:
     tally = Tally()
     # Thousands of deliberate handler failures and malformed frames would be logged otherwise; logging is not what
     # this test is about, and formatting those records would take most of its time.
-    session_logger = logging.getLogger("mcpgen.runtime.session")
+    session_logger = logging.getLogger("mcpgen_runtime.jsonrpc.session")
     saved_level, session_logger.level = session_logger.level, logging.CRITICAL
 
     @settings(

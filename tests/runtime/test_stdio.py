@@ -1,4 +1,5 @@
-"""mcpgen.runtime.stdio: newline-delimited JSON over real child processes' pipes (and the framing on its own)."""
+"""mcpgen_runtime.transports.stdio: newline-delimited JSON over real child processes' pipes (and the framing on its
+own)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import anyio
 import pytest
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from mcpgen.runtime import (
+from mcpgen_runtime import (
     FrameTooLarge,
     JSONParams,
     JSONRPCError,
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.anyio
 SERVER_SCRIPT = textwrap.dedent("""
     import os, sys
     import anyio
-    from mcpgen.runtime import MethodNotFound, Session, stdio_server_stream
+    from mcpgen_runtime import MethodNotFound, Session, stdio_server_stream
 
     async def handler(method, params, context):
         if method == "echo":
@@ -192,7 +193,7 @@ async def test_stdio_server_can_exit_while_its_stdin_is_still_open(tmp_path: Pat
     command = _write(
         tmp_path,
         "one_shot.py",
-        "import anyio\nfrom mcpgen.runtime import stdio_server_stream\n"
+        "import anyio\nfrom mcpgen_runtime import stdio_server_stream\n"
         "async def main():\n"
         "    async with stdio_server_stream() as stream:\n"
         "        await stream.send(await stream.receive())\n"

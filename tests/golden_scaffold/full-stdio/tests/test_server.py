@@ -16,8 +16,8 @@ import anyio
 import pytest
 from mcp_bindings import v2025_06_18 as mcp
 from mcp_bindings.v2025_06_18.client import ClientHandlers, ClientStub
-from mcpgen.runtime import Client
-from mcpgen.runtime.client import ClientContext
+from mcpgen_runtime import Client
+from mcpgen_runtime.client import ClientContext
 
 pytestmark = pytest.mark.anyio
 

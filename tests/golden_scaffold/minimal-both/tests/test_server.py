@@ -19,7 +19,7 @@ import anyio
 import pytest
 from mcp_bindings import v2025_06_18 as mcp
 from mcp_bindings.v2025_06_18.client import ClientStub
-from mcpgen.runtime import Client
+from mcpgen_runtime import Client
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from mcpgen.runtime import Context, Server
-from mcpgen.runtime.server_context import CapabilityError
+from mcpgen_runtime import Context, Server
+from mcpgen_runtime.server import CapabilityError
 from pydantic import BaseModel, Field
 
 server = Server("weather", version="0.1.0", title="Weather")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from mcpgen.runtime import Server
+from mcpgen_runtime import Server
 
 server = Server("weather", version="0.1.0", title="Weather")
 

@@ -1,26 +1,26 @@
 """The ``Context`` a tool, resource or prompt function receives when it declares a parameter annotated with it.
 
-Where it sits: created by ``server.ServerConnection`` for each incoming request and handed to the functions
-registered through ``authoring``; it wraps the session's ``RequestContext`` (progress, request id) and the
-connection (negotiated version, client capabilities, log level) so that a function can talk back to the client:
-progress, log messages, sampling and elicitation. (Named ``server_context`` because ``context`` is the session's
-module for its own ``RequestContext``.)
+Where it sits: the bottom of the ``server`` layer. Created by ``connection.ServerConnection`` for each incoming
+request and handed to the functions registered through ``authoring``; it wraps the session's ``RequestContext``
+(progress, request id) and the connection (negotiated version, client capabilities, log level) so that a function
+can talk back to the client: progress, log messages, sampling and elicitation. What it needs of the connection is
+the ``ConnectionView`` protocol below, so that this module (which ``authoring`` needs at import time) does not import
+``connection`` (which needs ``authoring``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from types import ModuleType
+from typing import Any, Final, Protocol
 
 from pydantic import BaseModel
 
-from .context import RequestContext
-from .jsonrpc import RequestId
+from ..jsonrpc.context import RequestContext
+from ..jsonrpc.envelopes import RequestId
+from ..protocol.results import ResultValidationError
 
-if TYPE_CHECKING:
-    from .server import ServerConnection
-
-__all__ = ["LOG_LEVELS", "CapabilityError", "Context"]
+__all__ = ["LOG_LEVELS", "CapabilityError", "ConnectionView", "Context", "InvalidClientResultError"]
 
 # RFC 5424 severities in increasing order, as MCP names them.
 LOG_LEVELS: Final[tuple[str, ...]] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -30,10 +30,39 @@ class CapabilityError(RuntimeError):
     """The client did not declare (or the negotiated protocol version does not have) what a call needs."""
 
 
+class InvalidClientResultError(ResultValidationError):
+    """The client answered ``sampling/createMessage`` / ``elicitation/create`` with something the negotiated
+    version's result model rejects (raised by ``Context.sample`` and ``Context.elicit``)."""
+
+
+class ConnectionView(Protocol):
+    """What a ``Context`` uses of the connection it serves a request on (``connection.ServerConnection``)."""
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated version ("" until ``initialize`` has been answered)."""
+        ...
+
+    @property
+    def bindings(self) -> ModuleType:
+        """The generated package of the negotiated version (``mcp_bindings.v2025_06_18`` ...)."""
+        ...
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]: ...
+
+    @property
+    def client_info(self) -> dict[str, Any]: ...
+
+    async def send_log(self, level: str, data: Any, logger_name: str | None = None) -> None: ...
+
+    async def request_client(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any: ...
+
+
 class Context:
     """What a registered function can do for the request it is serving."""
 
-    def __init__(self, connection: ServerConnection, request: RequestContext) -> None:
+    def __init__(self, connection: ConnectionView, request: RequestContext) -> None:
         self._connection = connection
         self._request = request
 
@@ -62,7 +91,8 @@ class Context:
         return self._connection.client_info
 
     @property
-    def connection(self) -> ServerConnection:
+    def connection(self) -> ConnectionView:
+        """The connection this request came in on (a ``ServerConnection``)."""
         return self._connection
 
     # -- progress and logging -------------------------------------------------------------------------------------
@@ -109,7 +139,7 @@ class Context:
     ) -> Any:
         """Ask the client's LLM for a completion (``sampling/createMessage``); returns the negotiated version's
         ``CreateMessageResult``. A str message is a user text message. Raises ``CapabilityError`` if the client did
-        not declare ``sampling``, ``JSONRPCError`` if it refused, ``server.InvalidClientResultError`` (naming the
+        not declare ``sampling``, ``JSONRPCError`` if it refused, ``InvalidClientResultError`` (naming the
         fields) if its answer is not a valid ``CreateMessageResult`` of the negotiated version."""
         self._require("sampling", "sampling/createMessage")
         params: dict[str, Any] = {"messages": _sampling_messages(messages), "maxTokens": max_tokens}
@@ -130,7 +160,7 @@ class Context:
         """Ask the user for structured input (``elicitation/create``, 2025-06-18 and later); returns the negotiated
         version's ``ElicitResult`` (``action`` is accept / decline / cancel; ``content`` holds the answers). ``schema``
         is a pydantic model (flat, primitive fields) or a JSON schema object. Raises ``CapabilityError`` if the
-        client did not declare ``elicitation`` or the protocol version has none, ``server.InvalidClientResultError``
+        client did not declare ``elicitation`` or the protocol version has none, ``InvalidClientResultError``
         (naming the fields) if the answer is not a valid ``ElicitResult`` of the negotiated version."""
         self._require("elicitation", "elicitation/create")
         requested = schema.model_json_schema() if isinstance(schema, type) else dict(schema)

@@ -1,10 +1,11 @@
 """A JSON-RPC 2.0 peer: the part of an MCP server or client that is the same on both sides.
 
-Where it sits: on top of a ``MessageStream`` (``streams`` / ``stdio`` / later streamable HTTP) and under the typed
-MCP server and client, which plug in a ``request_handler`` / ``notification_handler`` and call ``request`` /
-``notify`` with plain dicts (the generated ``mcp_bindings`` models dump to and parse from those). The session knows
-only the MCP method names that are about the connection itself: ``ping``, ``notifications/cancelled`` and
-``notifications/progress``; everything else is passed through untouched, so one session serves every MCP version.
+Where it sits: the top of the ``jsonrpc`` layer, on top of a ``MessageStream`` (``streams``; the concrete ones are
+in ``transports``: stdio, streamable HTTP) and under the typed MCP server and client, which plug in a
+``request_handler`` / ``notification_handler`` and call ``request`` / ``notify`` with plain dicts (the generated
+``mcp_bindings`` models dump to and parse from those). The session knows only the MCP method names that are about
+the connection itself: ``ping``, ``notifications/cancelled`` and ``notifications/progress``; everything else is
+passed through untouched, so one session serves every MCP version.
 
 Concurrency model: a single receive loop classifies frames and never awaits anything but ``receive`` (so one slow
 handler or a stuck write cannot stop the session from reading, and so cancellations are seen at once); every incoming
@@ -36,7 +37,7 @@ from .context import (
     is_number,
     with_progress_token,
 )
-from .jsonrpc import (
+from .envelopes import (
     Batch,
     Decoded,
     ErrorCode,

@@ -2,8 +2,9 @@
 (their generated packages, stubs and routes), type aliases over those versions, the client's errors, capability
 paths, params validation for incoming messages, and the list cache behind ``client.tools()``.
 
-Where it sits: imported by ``client`` (the ``Client`` itself), split out to keep that module about the connection.
-Only the handshake-era versions are here (2024-11-05 .. 2025-11-25): 2026-07-28 has no ``initialize`` at all.
+Where it sits: in the ``client`` layer, imported by ``client`` (the ``Client`` itself), split out to keep that
+module about the connection. Only the handshake-era versions are here (2024-11-05 .. 2025-11-25): 2026-07-28 has no
+``initialize`` at all.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from mcp_bindings.v2025_06_18 import server as _s3
 from mcp_bindings.v2025_11_25 import client as _c4
 from mcp_bindings.v2025_11_25 import server as _s4
 
-from .jsonrpc import InvalidParams, JSONParams
+from ..jsonrpc.envelopes import InvalidParams, JSONParams
 
 __all__ = [
     "LATEST_VERSION",

@@ -1,26 +1,26 @@
 """What request handlers see of a session: their context object, the handler signatures, and the few MCP method
 names the session handles itself.
 
-Where it sits: split out of ``session`` (which implements all of this) to keep that module readable; the typed MCP
-server and client layers import these names from ``mcpgen.runtime``.
+Where it sits: in the ``jsonrpc`` layer, below ``session`` (which implements all of this and imports it from here).
+``RequestContext.session`` is typed as ``OutgoingSession``, the part of a ``Session`` a handler talks back through,
+so that this module needs nothing from ``session``. The typed MCP server and client import these names from
+``mcpgen_runtime.jsonrpc`` (or ``mcpgen_runtime``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeGuard
+from typing import Any, Final, Protocol, TypeGuard
 
-from .jsonrpc import JSONParams, RequestId, is_request_id
-
-if TYPE_CHECKING:
-    from .session import Session
+from .envelopes import JSONParams, RequestId, is_request_id
 
 __all__ = [
     "CANCELLED",
     "PING",
     "PROGRESS",
     "NotificationHandler",
+    "OutgoingSession",
     "ProgressCallback",
     "RequestContext",
     "RequestHandler",
@@ -40,11 +40,27 @@ class SessionClosedError(ConnectionError):
     """The session (or its stream) is closed: the request was not sent, or its answer can no longer arrive."""
 
 
+class OutgoingSession(Protocol):
+    """What a request handler can do with the session its request came in on: send requests and notifications
+    to the peer. ``session.Session`` implements it (the object behind ``RequestContext.session`` is that session)."""
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress_callback: ProgressCallback | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None: ...
+
+
 @dataclass(slots=True)
 class RequestContext:
     """What a request handler gets besides method and params."""
 
-    session: Session
+    session: OutgoingSession
     request_id: RequestId
     method: str
     params: JSONParams

@@ -24,7 +24,7 @@ import anyio
 import httpx2
 from anyio.abc import TaskGroup, TaskStatus
 
-from .jsonrpc import (
+from ..jsonrpc.envelopes import (
     Batch,
     ErrorCode,
     ErrorResponse,

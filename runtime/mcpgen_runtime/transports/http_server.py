@@ -34,8 +34,7 @@ from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from .http_session import HTTPSessionStream, _Channel, _error_body
-from .jsonrpc import (
+from ..jsonrpc.envelopes import (
     Batch,
     ErrorCode,
     Invalid,
@@ -43,7 +42,8 @@ from .jsonrpc import (
     Request,
     decode_frame,
 )
-from .streams import MessageStream
+from ..jsonrpc.streams import MessageStream
+from .http_session import HTTPSessionStream, _Channel, _error_body
 
 __all__ = [
     "DEFAULT_MAX_BODY_SIZE",

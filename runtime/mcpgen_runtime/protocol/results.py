@@ -1,10 +1,10 @@
 """Results handed over by user code (or a peer) as the negotiated version's result model, with errors that say where.
 
-Where it sits: used by ``server`` (what a handler or a tool returns, and what the client answers to
-``Context.sample`` / ``Context.elicit``) and ``client`` (what a ``ClientHandlers`` method returns). The rule on
-both sides: where a result model is expected, a handler may return that model, a model of another MCP version or
-any pydantic model (dumped by wire name, unset fields left out), or a plain dict; each is validated with the
-negotiated version's model. So a user whose bindings are wrong about some field is never stuck: a dict goes
+Where it sits: in the ``protocol`` layer, used by ``server`` (what a handler or a tool returns, and what the client
+answers to ``Context.sample`` / ``Context.elicit``) and ``client`` (what a ``ClientHandlers`` method returns). The
+rule on both sides: where a result model is expected, a handler may return that model, a model of another MCP
+version or any pydantic model (dumped by wire name, unset fields left out), or a plain dict; each is validated with
+the negotiated version's model. So a user whose bindings are wrong about some field is never stuck: a dict goes
 through the same validation as the model would, and the error names the field, not just "Internal error".
 """
 

@@ -1,9 +1,10 @@
 """Turning plain Python functions into MCP tools, resources, resource templates, prompts and completions.
 
-Where it sits: under ``server`` (whose ``Server.tool()`` / ``resource()`` / ``prompt()`` / ``completion()`` decorators
-build the definitions here) and beside ``server_context`` (the ``Context`` a function may ask for). Nothing here
-knows about connections or protocol versions: a definition describes itself as version-neutral wire dicts and
-turns a function's return value into wire dicts; ``server`` fits those to the negotiated version's models.
+Where it sits: in the ``server`` layer, under ``registry`` (whose ``tool()`` / ``resource()`` / ``prompt()`` /
+``completion()`` decorators build the definitions here) and above ``context`` (the ``Context`` a function may ask
+for, recognised by its annotation). Nothing here knows about connections or protocol versions: a definition
+describes itself as version-neutral wire dicts and turns a function's return value into wire dicts; ``handlers``
+fit those to the negotiated version's models.
 
 Schemas come from signatures through pydantic: the arguments of a tool become a generated model whose JSON schema
 is the ``inputSchema`` and which validates incoming ``arguments``; a structured return annotation (a pydantic model,
@@ -36,8 +37,8 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from typing_extensions import is_typeddict
 
-from .results import field_errors
-from .server_context import Context
+from ..protocol.results import field_errors
+from .context import Context
 
 __all__ = [
     "CompletionDef",

@@ -1,11 +1,10 @@
-"""The typed MCP server: ``Server`` (what is served: tools, resources, prompts, completions) and
-``ServerConnection`` (one client over one ``MessageStream``: lifecycle, version negotiation, dispatch).
+"""One client of a server: ``ServerConnection`` (lifecycle, version negotiation, dispatch) over one ``MessageStream``.
 
-Where it sits: on top of ``session.Session`` (JSON-RPC: ids, cancellation, progress, ping) and the generated
-``mcp_bindings.<version>.server`` stubs, whose ``SERVER_ROUTES`` drive dispatch: params are validated into the
-negotiated version's models, the handlers (``server_handlers``) return its result models, and those are dumped as
-the answer. ``authoring`` turns functions into definitions; ``server_context.Context`` is what those functions see.
-Transports call ``Server.serve_stream`` once per connection (stdio here, streamable HTTP elsewhere).
+Where it sits: in the ``server`` layer, on top of ``jsonrpc.session.Session`` (JSON-RPC: ids, cancellation,
+progress, ping) and the generated ``mcp_bindings.<version>.server`` stubs, whose ``SERVER_ROUTES`` drive dispatch:
+params are validated into the negotiated version's models, the handlers (``handlers``) return its result models,
+and those are dumped as the answer. It answers from a ``registry.Registry`` (what is served) and hands each
+request's functions a ``context.Context``. ``server.Server`` creates one per connection (``serve_stream``).
 
 Protocol choices (see the README):
 - versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25; ``initialize`` gets the client's version if supported,
@@ -24,49 +23,39 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import ModuleType
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
-import anyio
 from pydantic import TypeAdapter, ValidationError
 
 from mcp_bindings import MODULES
 
-from .authoring import (
-    AnyFunction,
-    CompletionDef,
-    PromptDef,
-    ResourceDef,
-    ResourceTemplateDef,
-    ToolDef,
-    description_of,
-    validation_details,
+from ..jsonrpc.context import RequestContext
+from ..jsonrpc.envelopes import (
+    ErrorCode,
+    InvalidParams,
+    JSONParams,
+    JSONRPCError,
+    MethodNotFound,
+    encode_frame,
+    error_response,
 )
-from .context import RequestContext
-from .jsonrpc import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound, encode_frame, error_response
-from .results import ResultValidationError, as_result, field_errors
-from .server_context import LOG_LEVELS, Context
-from .server_handlers import Handlers, fit
-from .session import Session, SessionClosedError
-from .stdio import stdio_server_stream
-from .streams import MessageStream
+from ..jsonrpc.session import Session, SessionClosedError
+from ..jsonrpc.streams import MessageStream
+from ..protocol.results import ResultValidationError, as_result, field_errors
+from .authoring import validation_details
+from .context import LOG_LEVELS, Context, InvalidClientResultError
+from .handlers import Handlers, fit
+from .registry import Registry
 
-__all__ = [
-    "LATEST_PROTOCOL_VERSION",
-    "SUPPORTED_PROTOCOL_VERSIONS",
-    "InvalidClientResultError",
-    "Server",
-    "ServerConnection",
-]
+__all__ = ["LATEST_PROTOCOL_VERSION", "SUPPORTED_PROTOCOL_VERSIONS", "ServerConnection"]
 
 logger = logging.getLogger(__name__)
 
 SUPPORTED_PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_PROTOCOL_VERSION: Final = SUPPORTED_PROTOCOL_VERSIONS[-1]
 BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
-
-F = TypeVar("F", bound=AnyFunction)
 
 
 @functools.cache
@@ -98,11 +87,6 @@ _KNOWN_METHODS: Final = frozenset(
 )
 
 
-class InvalidClientResultError(ResultValidationError):
-    """The client answered ``sampling/createMessage`` / ``elicitation/create`` with something the negotiated
-    version's result model rejects (raised by ``Context.sample`` and ``Context.elicit``)."""
-
-
 def _source(route: Any, params: Any) -> str:
     """Whose result it is, for error messages: the handler, and the tool, prompt or resource it served."""
     target = getattr(params, "name", None) or getattr(params, "uri", None)
@@ -118,190 +102,6 @@ def _declared(capabilities: Mapping[str, Any], path: str | None) -> bool:
             return False
         node = node[part]
     return True
-
-
-class Server:
-    """An MCP server: register functions with the decorators, then ``run_stdio()`` or ``await serve_stream(s)``."""
-
-    def __init__(
-        self,
-        name: str,
-        version: str = "0.0.0",
-        *,
-        title: str | None = None,
-        instructions: str | None = None,
-        logging: bool = True,
-    ) -> None:
-        """``logging``: declare the logging capability (``Context.log`` sends nothing without it)."""
-        self.name, self.version, self.title, self.instructions = name, version, title, instructions
-        self.logging = logging
-        self.tools: dict[str, ToolDef] = {}
-        self.resources: dict[str, ResourceDef] = {}
-        self.templates: dict[str, ResourceTemplateDef] = {}
-        self.prompts: dict[str, PromptDef] = {}
-        self.completions: dict[tuple[str, str, str], CompletionDef] = {}
-        self.subscribe_hook: AnyFunction | None = None
-        self.unsubscribe_hook: AnyFunction | None = None
-        self.connections: set[ServerConnection] = set()
-
-    # -- registration ---------------------------------------------------------------------------------------------
-
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        structured_output: bool | None = None,
-    ) -> Callable[[F], F]:
-        """Register a tool: name from the function, description from its docstring, ``inputSchema`` from its
-        parameters, ``outputSchema`` from an object-typed return annotation (unless ``structured_output=False``).
-        A tool that returns a generated ``CallToolResult``, or is annotated ``-> CallToolResult`` and returns a dict,
-        answers with that whole result, validated against the negotiated version (see ``authoring``)."""
-
-        def register(fn: F) -> F:
-            tool = ToolDef.build(
-                fn,
-                name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                structured_output=structured_output,
-            )
-            self.tools[tool.name] = tool
-            return fn
-
-        return register
-
-    def remove_tool(self, name: str) -> None:
-        del self.tools[name]
-
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-    ) -> Callable[[F], F]:
-        """Register a resource; a URI with ``{variables}`` registers a resource template whose variables are bound
-        to the function's parameters of the same names."""
-
-        def register(fn: F) -> F:
-            info: dict[str, Any] = {
-                "name": name or fn.__name__,
-                "title": title,
-                "description": description_of(fn, description),
-                "mime_type": mime_type,
-            }
-            if "{" in uri:
-                self.templates[uri] = ResourceTemplateDef.build(fn, uri, **info)
-            else:
-                self.resources[uri] = ResourceDef.build(fn, uri, **info)
-            return fn
-
-        return register
-
-    def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
-    ) -> Callable[[F], F]:
-        """Register a prompt; its parameters are the prompt's arguments (required unless they have a default)."""
-
-        def register(fn: F) -> F:
-            prompt = PromptDef.build(fn, name, title, description)
-            self.prompts[prompt.name] = prompt
-            return fn
-
-        return register
-
-    def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[F], F]:
-        """Register the completion of ``argument`` of prompt ``prompt``, or of variable ``argument`` of the resource
-        template ``resource``. The function takes ``(value)`` or ``(value, other_arguments)`` and returns values."""
-        if (prompt is None) == (resource is None):
-            raise TypeError("completion() needs exactly one of prompt= or resource=")
-        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", resource or "", argument)
-
-        def register(fn: F) -> F:
-            self.completions[key] = CompletionDef.build(fn)
-            return fn
-
-        return register
-
-    def on_subscribe(self, fn: F) -> F:
-        """Called with the URI of each ``resources/subscribe``; registering it declares ``resources.subscribe``."""
-        self.subscribe_hook = fn
-        return fn
-
-    def on_unsubscribe(self, fn: F) -> F:
-        self.unsubscribe_hook = fn
-        return fn
-
-    # -- capabilities and change notifications --------------------------------------------------------------------
-
-    def capabilities(self) -> dict[str, Any]:
-        """The capabilities derived from what is registered (version-neutral; fitted per version on initialize)."""
-        capabilities: dict[str, Any] = {}
-        if self.tools:
-            capabilities["tools"] = {"listChanged": True}
-        if self.resources or self.templates:
-            subscribe = self.subscribe_hook is not None or self.unsubscribe_hook is not None
-            capabilities["resources"] = {"listChanged": True, **({"subscribe": True} if subscribe else {})}
-        if self.prompts:
-            capabilities["prompts"] = {"listChanged": True}
-        if self.logging:
-            capabilities["logging"] = {}
-        if self.completions:
-            capabilities["completions"] = {}
-        return capabilities
-
-    async def notify_tools_changed(self) -> None:
-        await self._broadcast("tools.listChanged", "notifications/tools/list_changed")
-
-    async def notify_resources_changed(self) -> None:
-        await self._broadcast("resources.listChanged", "notifications/resources/list_changed")
-
-    async def notify_prompts_changed(self) -> None:
-        await self._broadcast("prompts.listChanged", "notifications/prompts/list_changed")
-
-    async def notify_resource_updated(self, uri: str) -> None:
-        """``notifications/resources/updated`` to the connections subscribed to ``uri``."""
-        for connection in list(self.connections):
-            if uri in connection.subscriptions:
-                await connection.notify("resources.subscribe", "notifications/resources/updated", {"uri": uri})
-
-    async def _broadcast(self, capability: str, method: str) -> None:
-        for connection in list(self.connections):
-            await connection.notify(capability, method, None)
-
-    # -- running --------------------------------------------------------------------------------------------------
-
-    async def serve_stream(self, stream: MessageStream) -> None:
-        """Serve one client over ``stream`` until it closes its side."""
-        await ServerConnection(self, stream).run()
-
-    async def serve_stdio(self) -> None:
-        async with stdio_server_stream() as stream:
-            await self.serve_stream(stream)
-
-    async def serve_http(
-        self, host: str = "127.0.0.1", port: int = 8000, *, task_status: Any = anyio.TASK_STATUS_IGNORED, **options: Any
-    ) -> None:
-        """Serve over streamable HTTP at http://host:port/mcp until cancelled; each HTTP session gets its own
-        connection. Binds to 127.0.0.1 unless told otherwise. ``options``: see http_server.StreamableHTTPApp."""
-        from .http_server import run_http  # only HTTP servers need starlette and uvicorn
-
-        await run_http(self.serve_stream, host, port, task_status=task_status, **options)
-
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Blocking form of ``serve_http``."""
-        anyio.run(functools.partial(self.serve_http, host, port, **options))
-
-    def run_stdio(self) -> None:
-        """Serve one client over this process's stdin/stdout (logs go to stderr; stdout carries only protocol)."""
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-        anyio.run(self.serve_stdio)
 
 
 class _BatchGate:
@@ -332,7 +132,7 @@ class _BatchGate:
 class ServerConnection:
     """One client: its lifecycle state, negotiated version and capabilities, log level and subscriptions."""
 
-    def __init__(self, server: Server, stream: MessageStream) -> None:
+    def __init__(self, server: Registry, stream: MessageStream) -> None:
         self.server = server
         self.protocol_version = ""  # "" until initialize has been answered
         self.bindings: ModuleType = _bindings(LATEST_PROTOCOL_VERSION)
@@ -353,11 +153,8 @@ class ServerConnection:
         )
 
     async def run(self) -> None:
-        self.server.connections.add(self)
-        try:
-            await self.session.run()
-        finally:
-            self.server.connections.discard(self)
+        """Serve until the client closes its side of the stream."""
+        await self.session.run()
 
     # -- incoming -------------------------------------------------------------------------------------------------
 
@@ -412,7 +209,7 @@ class ServerConnection:
         handler = getattr(handlers or self._handlers, route.handler)
         returned = await handler(typed, Context(self, context))
         # Handlers return the result model or a dict (what they build, or a tool's own CallToolResult): either way
-        # it is validated here, once, against the negotiated version (see results.as_result).
+        # it is validated here, once, against the negotiated version (see protocol.results.as_result).
         try:
             result = as_result(route.result_type, returned, source=_source(route, typed))
         except ResultValidationError as exc:

@@ -1,15 +1,15 @@
 """The typed MCP client: a ``Session`` that speaks one negotiated MCP version through the generated bindings.
 
-Where it sits: on top of ``session.Session`` (JSON-RPC ids, cancellation, progress, ping) and any ``MessageStream``
-(``stdio``, streamable HTTP); below user code, which calls the generated ``ClientStub`` of the negotiated version
-(``client.api`` / ``client.stub(...)``). ``Client`` implements ``mcp_bindings.base.Peer``: every stub call comes
-through ``send_request``, which is where version checks, capability gating, timeouts and result parsing happen.
-Server -> client requests (sampling, elicitation, roots) are answered by a user subclass of a generated
-``ClientHandlers`` through that version's ``CLIENT_ROUTES``. A handler returns the result model or a plain dict
-(annotate it ``-> Any`` or ``-> dict[str, Any]`` with an ignore, since the stub says model); either is validated
-against the negotiated version's result model (``results.as_result``), and one that does not validate is answered
--32603 with the field paths, and logged. ``client_support`` holds the version registry, the errors and the list
-cache.
+Where it sits: in the ``client`` layer, on top of ``jsonrpc.session.Session`` (JSON-RPC ids, cancellation, progress,
+ping) and any ``MessageStream`` (``transports``: stdio, streamable HTTP); below user code, which calls the generated
+``ClientStub`` of the negotiated version (``client.api`` / ``client.stub(...)``). ``Client`` implements
+``mcp_bindings.base.Peer``: every stub call comes through ``send_request``, which is where version checks,
+capability gating, timeouts and result parsing happen. Server -> client requests (sampling, elicitation, roots) are
+answered by a user subclass of a generated ``ClientHandlers`` through that version's ``CLIENT_ROUTES``. A handler
+returns the result model or a plain dict (annotate it ``-> Any`` or ``-> dict[str, Any]`` with an ignore, since the
+stub says model); either is validated against the negotiated version's result model
+(``protocol.results.as_result``), and one that does not validate is answered -32603 with the field paths, and
+logged. ``client_support`` holds the version registry, the errors and the list cache.
 
 Only the handshake-era versions are spoken (2024-11-05 .. 2025-11-25); 2026-07-28 has no ``initialize`` at all.
 """
@@ -27,6 +27,12 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_bindings import base as _base
 
+from ..jsonrpc.context import ProgressCallback, RequestContext
+from ..jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound
+from ..jsonrpc.session import Session
+from ..jsonrpc.streams import MessageStream
+from ..protocol.results import ResultValidationError, as_result
+from ..transports.stdio import open_subprocess_stream
 from .client_support import (
     LATEST_VERSION,
     LIST_CHANGED,
@@ -53,12 +59,6 @@ from .client_support import (
     set_path,
     validate_params,
 )
-from .context import ProgressCallback, RequestContext
-from .jsonrpc import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound
-from .results import ResultValidationError, as_result
-from .session import Session
-from .stdio import open_subprocess_stream
-from .streams import MessageStream
 
 __all__ = [
     "LATEST_VERSION",
@@ -217,7 +217,7 @@ class Client:
     ) -> AsyncIterator[Client]:
         """``connect`` to a streamable HTTP server at ``url`` (e.g. http://127.0.0.1:8000/mcp); ``options`` as for
         ``connect``. The HTTP session is ended (DELETE) on exit."""
-        from .http_client import open_http_stream  # only HTTP clients need httpx2
+        from ..transports.http_client import open_http_stream  # only HTTP clients need httpx2
 
         async with (
             open_http_stream(url, dict(headers) if headers else None) as stream,

@@ -19,7 +19,7 @@ from typing import Any, Final
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .jsonrpc import (
+from ..jsonrpc.envelopes import (
     ErrorResponse,
     Notification,
     Request,

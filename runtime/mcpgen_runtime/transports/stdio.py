@@ -1,9 +1,10 @@
 """The MCP stdio transport: newline-delimited JSON frames over a pair of byte streams.
 
-Where it sits: implements ``streams.MessageStream`` for ``session.Session``. ``NDJSONStream`` does the framing over
-any anyio byte streams; ``stdio_server_stream`` wires it to this process's stdin/stdout (the server side) and
-``open_subprocess_stream`` to a child's pipes (the client side). MCP stdio rules: one JSON-RPC message per line,
-UTF-8, no embedded newlines, and nothing but protocol on stdout (logs go to stderr).
+Where it sits: in the ``transports`` layer; implements ``jsonrpc.streams.MessageStream`` for
+``jsonrpc.session.Session``. ``NDJSONStream`` does the framing over any anyio byte streams; ``stdio_server_stream``
+wires it to this process's stdin/stdout (the server side) and ``open_subprocess_stream`` to a child's pipes (the
+client side). MCP stdio rules: one JSON-RPC message per line, UTF-8, no embedded newlines, and nothing but protocol
+on stdout (logs go to stderr).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .streams import FrameTooLarge
+from ..jsonrpc.streams import FrameTooLarge
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",

@@ -1,29 +1,30 @@
-"""The MCP request handlers behind ``server.ServerConnection``, written once for every protocol version.
+"""The MCP request handlers behind ``connection.ServerConnection``, written once for every protocol version.
 
-Where it sits: ``server`` derives, per negotiated version, a class from ``Handlers`` and that version's generated
-``ServerHandlers`` stub (so the stub's ``SERVER_ROUTES`` name these methods and its ``implemented()`` sees them as
-overrides), validates params into the version's models before calling them, and validates what they return into
-the version's result models (``results.as_result``) before dumping it. The handlers build results as dicts from
-the ``authoring`` definitions and fit them to the version (dropping fields it does not have); a tool's own
-``CallToolResult`` (``authoring.FullToolResult``) is passed through unfitted, to be validated as it is.
+Where it sits: in the ``server`` layer, between ``registry`` (what they answer from) and ``connection``, which
+derives, per negotiated version, a class from ``Handlers`` and that version's generated ``ServerHandlers`` stub (so
+the stub's ``SERVER_ROUTES`` name these methods and its ``implemented()`` sees them as overrides), validates params
+into the version's models before calling them, and validates what they return into the version's result models
+(``protocol.results.as_result``) before dumping it. The handlers build results as dicts from the ``authoring``
+definitions and fit them to the version (dropping fields it does not have); a tool's own ``CallToolResult``
+(``authoring.FullToolResult``) is passed through unfitted, to be validated as it is. What they use of the connection
+is the ``HandledConnection`` protocol below, so that this module does not import ``connection`` (which imports it).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from types import ModuleType
+from typing import Any, Final, Protocol
 
 from pydantic import ValidationError
 
+from ..jsonrpc.envelopes import InvalidParams, JSONRPCError
 from .authoring import FullToolResult, call_function, validation_details
-from .jsonrpc import InvalidParams, JSONRPCError
-from .server_context import Context
+from .context import Context
+from .registry import Registry
 
-if TYPE_CHECKING:
-    from .server import ServerConnection
-
-__all__ = ["RESOURCE_NOT_FOUND", "Handlers", "fit"]
+__all__ = ["RESOURCE_NOT_FOUND", "HandledConnection", "Handlers", "fit"]
 
 RESOURCE_NOT_FOUND: Final = -32002  # the code the MCP spec gives for resources/read of an unknown URI
 
@@ -35,12 +36,38 @@ def fit(model: Any, data: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key in known}
 
 
+class HandledConnection(Protocol):
+    """What the handlers use of the connection they answer on (``connection.ServerConnection``): what is served and
+    what was negotiated, which they read, and the client's state that ``initialize``, ``logging/setLevel`` and
+    ``resources/(un)subscribe`` record."""
+
+    @property
+    def server(self) -> Registry: ...
+
+    @property
+    def bindings(self) -> ModuleType:
+        """The generated package of the negotiated version (during ``initialize``: of the one being chosen)."""
+        ...
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The server capabilities, fitted to that version."""
+        ...
+
+    @property
+    def subscriptions(self) -> set[str]: ...
+
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any]
+    log_level: str | None
+
+
 class Handlers:
     """The request handlers, written once for every version: each negotiated version gets a subclass that also
-    derives from that version's generated ``ServerHandlers`` (see ``_handlers_class``). Results are built as dicts
-    and fitted to the version; ``ServerConnection`` validates them into its result models."""
+    derives from that version's generated ``ServerHandlers`` (see ``connection._handlers_class``). Results are built
+    as dicts and fitted to the version; ``ServerConnection`` validates them into its result models."""
 
-    def __init__(self, connection: ServerConnection) -> None:
+    def __init__(self, connection: HandledConnection) -> None:
         self.connection = connection
         self.server = connection.server
 

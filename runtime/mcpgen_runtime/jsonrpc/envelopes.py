@@ -1,10 +1,11 @@
-"""JSON-RPC 2.0 envelopes: the lowest layer of ``mcpgen.runtime``.
+"""JSON-RPC 2.0 envelopes and errors: the bottom of ``mcpgen_runtime`` (``jsonrpc`` layer; imports nothing of ours).
 
-Where it sits: transports (``stdio``, later streamable HTTP) move opaque frames; this module turns one incoming
-frame into a classified message (request / notification / response / error response / batch / invalid) and builds
-the outgoing envelopes; ``session`` sits on top and does the bookkeeping (ids, cancellation, progress). Nothing here
-knows about MCP versions or pydantic: the envelope is checked with plain ``isinstance`` tests because it is tiny and
-runs for every frame, and the MCP payload (``params`` / ``result``) is left to the generated bindings.
+Where it sits: transports (``transports.stdio``, the streamable HTTP ones) move opaque frames; this module turns one
+incoming frame into a classified message (request / notification / response / error response / batch / invalid) and
+builds the outgoing envelopes; ``session`` sits on top and does the bookkeeping (ids, cancellation, progress).
+Nothing here knows about MCP versions or pydantic: the envelope is checked with plain ``isinstance`` tests because
+it is tiny and runs for every frame, and the MCP payload (``params`` / ``result``) is left to the generated
+bindings.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The frame-level transport interface every ``mcpgen.runtime`` transport implements, plus an in-memory pair.
+"""The frame-level transport interface every ``mcpgen_runtime`` transport implements, plus an in-memory pair.
 
-Where it sits: below ``session`` (which only ever calls ``receive`` / ``send`` / ``aclose``) and above the concrete
-transports (``stdio`` here; streamable HTTP later). A frame is one complete JSON-RPC message (or batch) as UTF-8
-bytes; how frames are delimited is the transport's business.
+Where it sits: in the ``jsonrpc`` layer, below ``session`` (which only ever calls ``receive`` / ``send`` /
+``aclose``) and below the concrete transports (the ``transports`` layer: stdio, streamable HTTP). A frame is one
+complete JSON-RPC message (or batch) as UTF-8 bytes; how frames are delimited is the transport's business.
 """
 
 from __future__ import annotations

@@ -1,0 +1,356 @@
+"""The runtime's import graph: no cycles, every import goes down the layers, nothing of the toolchain.
+
+Every module of runtime/mcpgen_runtime is parsed with `ast` (nothing is imported) and every import counts:
+top-level ones, those under `if TYPE_CHECKING:`, function-level ones, and `importlib.import_module("literal")`;
+relative imports are resolved. The checks are functions of a package directory and a layer table, so the toolchain
+(generator/mcpgen) can get the same tests with a table of its own:
+
+    graph = build_graph(ROOT / "generator" / "mcpgen")
+    assert not find_cycles(graph)
+    assert not layer_violations(graph, {"spec_loader": 0, "parser": 1, ...})
+
+A layer table maps a layer (a subpackage or module path relative to the package, "" for the package's own
+`__init__.py`) to a rank. A module belongs to the longest layer that is it or contains it. An import from one
+layer into another must go to a lower rank; layers of equal rank may not import each other; inside a layer
+anything goes (except cycles, which `find_cycles` reports).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME = ROOT / "runtime" / "mcpgen_runtime"
+
+# jsonrpc < {transports, protocol} < {server, client} < the package's __init__ (the public API).
+RUNTIME_LAYERS: Mapping[str, int] = {
+    "jsonrpc": 0,
+    "transports": 1,
+    "protocol": 1,
+    "server": 2,
+    "client": 2,
+    "": 3,
+}
+# The runtime ships without the toolchain: a scaffolded server depends on mcpgen-runtime and the bindings only.
+TOOLCHAIN = frozenset({"mcpgen", "black", "jinja2", "click"})
+# Distributions whose import name is not the distribution name with "-" -> "_".
+IMPORT_NAMES = {"mcpgen-bindings": "mcp_bindings"}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's edge: `importer` imports `target` (a module of the package, or the top-level name of
+    an outside one) at `path`:`line`."""
+
+    importer: str
+    target: str
+    path: Path
+    line: int
+
+    @property
+    def where(self) -> str:
+        path = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{path}:{self.line}"
+
+
+@dataclass
+class ImportGraph:
+    package: str
+    modules: dict[str, Path] = field(repr=False)
+    internal: list[Import] = field(default_factory=list, repr=False)  # edges between modules of the package
+    external: list[Import] = field(default_factory=list, repr=False)  # anything else (target: its top-level name)
+    problems: list[str] = field(default_factory=list)  # imports that could not be resolved
+
+
+def module_names(root: Path) -> dict[str, Path]:
+    """{dotted module name: file} for every module of the package directory `root` (a package is its __init__)."""
+    modules: dict[str, Path] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = [root.name, *path.relative_to(root).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _statements(tree: ast.AST) -> Iterator[tuple[int, int, str | None, list[str]]]:
+    """(line, level, module, imported names) of every import anywhere in `tree`; names is empty for `import x`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, 0, alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            yield node.lineno, node.level, node.module, [alias.name for alias in node.names]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                target = node.args[0].value
+                level = len(target) - len(target.lstrip("."))
+                yield node.lineno, level, target[level:] or None, []
+
+
+def _known(modules: Mapping[str, Path], name: str) -> str | None:
+    """`name` if it is a module of the package, else its longest prefix that is (what Python would have run)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def build_graph(root: Path) -> ImportGraph:
+    """Parse every module under the package directory `root` and resolve each import to its targets."""
+    modules = module_names(root)
+    graph = ImportGraph(root.name, modules)
+    for importer, path in modules.items():
+        is_package = path.name == "__init__.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line, level, module, names in _statements(tree):
+            if level:
+                # The package a relative import starts from: the module's own for a package, else its parent's.
+                anchor = importer.split(".") if is_package else importer.split(".")[:-1]
+                if level - 1 >= len(anchor):
+                    graph.problems.append(f"{path}:{line}: relative import leaves the package {graph.package}")
+                    continue
+                base = ".".join(anchor[: len(anchor) - (level - 1)] + ([module] if module else []))
+            else:
+                assert module is not None
+                base = module
+            if base != graph.package and not base.startswith(graph.package + "."):
+                graph.external.append(Import(importer, base.partition(".")[0], path, line))
+                continue
+            # `from pkg import name`: the submodule pkg.name if there is one, else pkg itself (its __init__).
+            wanted = [f"{base}.{name}" for name in names if f"{base}.{name}" in modules] if names else []
+            if names and len(wanted) < len(names):
+                wanted.append(base)
+            for target in wanted or [base]:
+                known = _known(modules, target)
+                if known is None:
+                    graph.problems.append(f"{path}:{line}: {target} is not a module of {graph.package}")
+                else:
+                    graph.internal.append(Import(importer, known, path, line))
+    return graph
+
+
+def find_cycles(graph: ImportGraph) -> list[str]:
+    """One cycle per strongly connected component of the import graph, each edge with its file and line."""
+    edges: dict[str, dict[str, Import]] = {module: {} for module in graph.modules}
+    for edge in graph.internal:
+        edges[edge.importer].setdefault(edge.target, edge)
+    # Tarjan's algorithm; the graph is small, so recursion is fine.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            components.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    reports = []
+    for component in components:
+        members = set(component)
+        start = component[0]
+        if len(component) == 1 and start not in edges[start]:
+            continue
+        # A shortest way back to `start` inside the component (breadth first), reported edge by edge.
+        paths: dict[str, list[Import]] = {start: []}
+        frontier = [start]
+        cycle: list[Import] | None = None
+        while frontier and cycle is None:
+            following = []
+            for node in frontier:
+                for nxt, edge in sorted(edges[node].items()):
+                    if nxt == start:
+                        cycle = [*paths[node], edge]
+                        break
+                    if nxt in members and nxt not in paths:
+                        paths[nxt] = [*paths[node], edge]
+                        following.append(nxt)
+                if cycle is not None:
+                    break
+            frontier = following
+        assert cycle is not None
+        steps = "\n".join(f"  {e.importer} -> {e.target}   ({e.where})" for e in cycle)
+        reports.append(f"import cycle among {', '.join(component)}:\n{steps}")
+    return reports
+
+
+def layer_of(graph: ImportGraph, module: str, layers: Mapping[str, int]) -> str | None:
+    """The layer `module` belongs to: the longest key of `layers` that is its path or a package containing it."""
+    relative = module[len(graph.package) + 1 :] if module != graph.package else ""
+    found = [key for key in layers if relative == key or (key and relative.startswith(key + "."))]
+    return max(found, key=len) if found else None
+
+
+def layer_violations(graph: ImportGraph, layers: Mapping[str, int]) -> list[str]:
+    """Modules without a layer, and imports that go up the layers or across to a layer of the same rank."""
+    problems = [
+        f"{path}: {module} belongs to no layer of {sorted(layers)}"
+        for module, path in graph.modules.items()
+        if layer_of(graph, module, layers) is None
+    ]
+    for edge in graph.internal:
+        source, target = layer_of(graph, edge.importer, layers), layer_of(graph, edge.target, layers)
+        if source is None or target is None or source == target:
+            continue
+        if layers[target] >= layers[source]:
+            below = sorted(key or "(package)" for key, rank in layers.items() if rank < layers[source])
+            problems.append(
+                f"{edge.where}: {edge.importer} (layer {source or '(package)'}) imports {edge.target} "
+                f"(layer {target or '(package)'}); {source or '(package)'} may import only {below or 'nothing'}"
+            )
+    return problems
+
+
+def forbidden_imports(graph: ImportGraph, forbidden: Iterable[str]) -> list[str]:
+    banned = set(forbidden)
+    return [f"{e.where}: {e.importer} imports {e.target}" for e in graph.external if e.target in banned]
+
+
+def undeclared_imports(graph: ImportGraph, allowed: Iterable[str]) -> list[str]:
+    """Imports of anything that is neither the standard library nor one of `allowed` (top-level names)."""
+    known = set(allowed) | set(sys.stdlib_module_names)
+    return [
+        f"{e.where}: {e.importer} imports {e.target}, which is not a declared dependency"
+        for e in graph.external
+        if e.target not in known
+    ]
+
+
+def declared_imports(pyproject: Path) -> set[str]:
+    """The top-level import names of a pyproject.toml's `[project] dependencies`."""
+    dependencies = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    names = set()
+    for requirement in dependencies:
+        match = re.match(r"[A-Za-z0-9._-]+", requirement)
+        assert match is not None, requirement
+        distribution = match.group(0).lower()
+        names.add(IMPORT_NAMES.get(distribution, distribution.replace("-", "_")))
+    return names
+
+
+# -- the runtime -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runtime() -> ImportGraph:
+    graph = build_graph(RUNTIME)
+    assert not graph.problems, "\n".join(graph.problems)
+    assert len(graph.internal) > 50, "suspiciously few imports: is the parser still finding them?"
+    return graph
+
+
+def test_runtime_has_no_import_cycles(runtime: ImportGraph) -> None:
+    cycles = find_cycles(runtime)
+    assert not cycles, "\n".join(cycles)
+
+
+def test_runtime_imports_go_down_the_layers(runtime: ImportGraph) -> None:
+    problems = layer_violations(runtime, RUNTIME_LAYERS)
+    assert not problems, "\n".join(problems)
+
+
+def test_runtime_imports_nothing_of_the_toolchain(runtime: ImportGraph) -> None:
+    problems = forbidden_imports(runtime, TOOLCHAIN)
+    assert not problems, "\n".join(problems)
+
+
+def test_runtime_imports_only_its_declared_dependencies(runtime: ImportGraph) -> None:
+    declared = declared_imports(RUNTIME.parent / "pyproject.toml")
+    assert "mcp_bindings" in declared and not declared & TOOLCHAIN
+    problems = undeclared_imports(runtime, declared)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_layer_says_what_it_holds_and_may_import() -> None:
+    for key in RUNTIME_LAYERS:
+        init = RUNTIME.joinpath(*key.split("."), "__init__.py") if key else RUNTIME / "__init__.py"
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert docstring, f"{init} has no docstring"
+        assert not key or "May import" in docstring, f"{init}: the docstring does not say what the layer may import"
+
+
+# -- the checks themselves: each one fails on a package built to break it ------------------------------------------
+
+
+def _package(root: Path, files: Mapping[str, str]) -> Path:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root / "pkg"
+
+
+BAD_PACKAGE = {
+    "pkg/__init__.py": "from .high.top import Top\n",
+    "pkg/low/__init__.py": "",
+    # low.a <-> low.b only through a TYPE_CHECKING import and a function-level one.
+    "pkg/low/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n",
+    "pkg/low/b.py": "class B:\n    def f(self):\n        from pkg.low import a\n        return a\n",
+    # Up the layers, from inside a function.
+    "pkg/low/c.py": "def late():\n    from ..high import top\n    return top\n",
+    "pkg/high/__init__.py": "",
+    "pkg/high/top.py": "import click\nimport pkg.low.a\nfrom ..side import s\nclass Top: ...\n",
+    # Across to a layer of the same rank.
+    "pkg/side/__init__.py": "",
+    "pkg/side/s.py": "import importlib\nimportlib.import_module('pkg.high.top')\n",
+    "pkg/stray.py": "from . import low\n",
+}
+BAD_LAYERS = {"low": 0, "high": 1, "side": 1, "": 2}
+
+
+def test_the_checks_fail_on_a_package_that_breaks_them(tmp_path: Path) -> None:
+    graph = build_graph(_package(tmp_path, BAD_PACKAGE))
+    assert graph.problems == []
+
+    cycles = find_cycles(graph)
+    assert len(cycles) == 2, cycles
+    low_cycle = next(c for c in cycles if "pkg.low.a" in c)
+    assert "pkg.low.a -> pkg.low.b" in low_cycle and "pkg.low.b -> pkg.low.a" in low_cycle
+    assert "a.py:3" in low_cycle and "b.py:3" in low_cycle
+    assert any("pkg.high.top -> pkg.side.s" in c and "pkg.side.s -> pkg.high.top" in c for c in cycles), cycles
+
+    problems = "\n".join(layer_violations(graph, BAD_LAYERS))
+    assert "pkg.low.c (layer low) imports pkg.high.top (layer high)" in problems
+    assert "pkg.high.top (layer high) imports pkg.side.s (layer side)" in problems
+    assert "pkg.side.s (layer side) imports pkg.high.top (layer high)" in problems
+    assert "stray.py: pkg.stray belongs to no layer" in problems
+    assert "pkg.high.top (layer high) imports pkg.low.a" not in problems  # downward is fine
+
+    assert forbidden_imports(graph, TOOLCHAIN) == [f"{tmp_path / 'pkg/high/top.py'}:1: pkg.high.top imports click"]
+    assert undeclared_imports(graph, {"anyio"}) == [
+        f"{tmp_path / 'pkg/high/top.py'}:1: pkg.high.top imports click, which is not a declared dependency"
+    ]
+
+
+def test_a_relative_import_out_of_the_package_is_reported(tmp_path: Path) -> None:
+    graph = build_graph(_package(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": "from ..other import x\n"}))
+    assert graph.problems == [f"{tmp_path / 'pkg/m.py'}:1: relative import leaves the package pkg"]
