@@ -36,7 +36,7 @@ MCPGEN_SERVER = textwrap.dedent('''
 
     from pydantic import BaseModel
 
-    from mcpgen.runtime import Server
+    from mcpgen_runtime import Server
 
     server = Server("weather", version="1.0.0")
 

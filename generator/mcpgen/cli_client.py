@@ -2,7 +2,7 @@
 
 Where it sits: a sibling of the commands in ``cli`` (registered there with ``main.add_command``); it parses the
 options, runs the async fetch, and turns every ``ClientGenerationError`` into one ``error:`` line and exit code 2,
-with nothing written.
+with nothing written. The message is folded to one line and cut at ``MAX_ERROR_CHARS``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import keyword
 import shlex
 import sys
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 import anyio
@@ -23,8 +24,10 @@ from .client_from_server import (
     render_client_module,
     write_atomically,
 )
+from .client_schema_guard import one_line
 
 EXIT_BAD_INPUT = 2
+MAX_ERROR_CHARS = 500
 
 
 def _target(command: str | None, url: str | None) -> ServerTarget:
@@ -49,6 +52,13 @@ def _check_class_name(name: str | None) -> None:
         raise ClientGenerationError(f"--class-name {name!r} is not a public Python class name")
 
 
+def _fail(message: str) -> NoReturn:
+    # One line, whatever the message holds: the generator's errors run to many lines, a server's text to anything.
+    click.echo(f"error: {one_line(message, MAX_ERROR_CHARS)}", err=True)
+    click.echo("nothing was written.", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
 @click.command(
     "client-from-server",
     epilog="""\b
@@ -56,7 +66,8 @@ Examples:
   mcpgen client-from-server --command "python server.py" --out weather_client.py
   mcpgen client-from-server --url http://127.0.0.1:8000/mcp --out weather_client.py --class-name Weather
 \b
-Exit codes: 0 ok, 2 bad input (server unreachable, command failed, bad URL); nothing is written on error.""",
+Exit codes: 0 ok, 2 bad input (server unreachable, command failed, bad URL, a schema refused as unsafe: a
+non-local $ref, more than 1000 tools, nesting deeper than 64); nothing is written on error.""",
 )
 @click.option("--command", "command", metavar="CMD", help='A stdio server to start, e.g. "python server.py".')
 @click.option("--url", metavar="URL", help="A streamable HTTP server, e.g. http://127.0.0.1:8000/mcp.")
@@ -74,7 +85,10 @@ def client_from_server(command: str | None, url: str | None, out: Path, class_na
         source = render_client_module(snapshot, class_name)
         write_atomically(out, source)
     except (ClientGenerationError, OSError) as error:
-        click.echo(f"error: {error}", err=True)
-        click.echo("nothing was written.", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    click.echo(f"wrote {out}: {len(snapshot.tools)} tool(s) of {snapshot.name} {snapshot.version}")
+        _fail(str(error))
+    except Exception as error:  # a server must never get a traceback flood (or a half-written file) out of us
+        _fail(f"internal error: {type(error).__name__}: {error}")
+    # The server's name and version are its own text: never raw to the terminal (escape sequences, line breaks).
+    click.echo(
+        f"wrote {out}: {len(snapshot.tools)} tool(s) of {one_line(snapshot.name, 100)} {one_line(snapshot.version, 40)}"
+    )

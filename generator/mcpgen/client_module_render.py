@@ -16,6 +16,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .client_schema_guard import display_text
+
 # Attributes of the generated client class that no tool method may take.
 RESERVED_METHODS = frozenset({"client", "connect_stdio", "connect_http"})
 # The implementation signature's own parameters: a tool field of the same name cannot be a keyword argument.
@@ -186,8 +188,10 @@ def _is_required(value: ast.expr | None) -> bool:
 
 
 def docstring(text: str) -> str:
-    """A triple-quoted literal of ``text`` that stays one whatever the text holds."""
-    cleaned = "\n".join(line.rstrip() for line in text.strip().splitlines())
+    """A triple-quoted literal of ``text`` that stays one whatever the text holds: control, format and surrogate
+    characters are dropped (``display_text``: NUL does not parse, a lone surrogate cannot be written), quotes and
+    backslashes escaped."""
+    cleaned = "\n".join(line.rstrip() for line in display_text(text).strip().splitlines())
     escaped = cleaned.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     if escaped.endswith('"'):  # it would run into the closing quotes
         escaped = escaped[:-1] + '\\"'
@@ -289,8 +293,8 @@ import pydantic as _pydantic
 
 from mcp_bindings import {package} as _mcp
 from mcp_bindings.{package} import client as _mcp_client
-from mcpgen.runtime import Client as _Client
-from mcpgen.runtime.client import InvalidResultError as _InvalidResultError
+from mcpgen_runtime import Client as _Client
+from mcpgen_runtime.client import InvalidResultError as _InvalidResultError
 
 _ModelT = _typing.TypeVar("_ModelT", bound=_pydantic.BaseModel)
 
@@ -324,7 +328,7 @@ class {class_name}:
         cls, command: str | _abc.Sequence[str], **options: _typing.Any
     ) -> _abc.AsyncIterator[_typing.Self]:
         """Start ``command`` (a string is split as a shell would) as a stdio server and connect to it;
-        ``options`` as for ``mcpgen.runtime.Client.connect_stdio``."""
+        ``options`` as for ``mcpgen_runtime.Client.connect_stdio``."""
         argv = _shlex.split(command) if isinstance(command, str) else list(command)
         async with _Client.connect_stdio(argv, version=cls.PROTOCOL_VERSION, **options) as client:
             yield cls(client)
@@ -333,7 +337,7 @@ class {class_name}:
     @_contextlib.asynccontextmanager
     async def connect_http(cls, url: str, **options: _typing.Any) -> _abc.AsyncIterator[_typing.Self]:
         """Connect to the streamable HTTP endpoint ``url``;
-        ``options`` as for ``mcpgen.runtime.Client.connect_http``."""
+        ``options`` as for ``mcpgen_runtime.Client.connect_http``."""
         async with _Client.connect_http(url, version=cls.PROTOCOL_VERSION, **options) as client:
             yield cls(client)
 
