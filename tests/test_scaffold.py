@@ -114,6 +114,9 @@ def test_a_scaffolded_project_passes_its_own_tests(tmp_path: Path) -> None:
         ("mcpgen", "shadow a module"),
         ("pydantic", "shadow a module"),
         ("mcp-bindings", "shadow a module"),
+        ("weather\n", "lowercase"),  # `re.match` with `$` accepted a trailing newline
+        ("w" * 101, "101 characters; a distribution or package name longer than 100 characters is not reasonable"),
+        ("w" * 300, "300 characters"),  # was ENAMETOOLONG from the staging directory, as a traceback
     ],
 )
 def test_bad_names_exit_2_and_write_nothing(
@@ -208,6 +211,11 @@ def test_custom_templates_override_one_file(tmp_path: Path) -> None:
         ("README.md.j2", "{{ no_such_variable }}", "'no_such_variable' is undefined"),
         ("README.md.j2", "{% if %}", "README.md.j2:1"),
         ("server.py.j2", "def broken(:\n", "does not parse"),
+        # Errors that are not Jinja's own were tracebacks: the file and line of the template are named.
+        ("README.md.j2", "line one\n{{ 1 / 0 }}\n", "README.md.j2:2: ZeroDivisionError: division by zero"),
+        ("README.md.j2", "{{ [].pop() }}", "README.md.j2:1: IndexError: pop from empty list"),
+        ("README.md.j2", "x\n{% include 'README.md.j2' %}", "README.md.j2:2: RecursionError"),
+        ("README.md.j2", "{% extends 'README.md.j2' %}", "include, import or extend itself"),
     ],
 )
 def test_a_broken_custom_template_exits_2_and_writes_nothing(
@@ -220,4 +228,38 @@ def test_a_broken_custom_template_exits_2_and_writes_nothing(
     result = run(NAME, "--dir", tmp_path / "weather", "--templates", templates)
     assert result.exit_code == 2, result.output
     assert message in result.stderr
+    assert snapshot_tree(tmp_path) == before
+
+
+def test_a_broken_template_is_one_error_line_naming_the_file(tmp_path: Path) -> None:
+    templates = tmp_path / "my-templates"
+    templates.mkdir()
+    (templates / "README.md.j2").write_text("line one\n{{ 1 / 0 }}\n")
+    result = run(NAME, "--dir", tmp_path / "weather", "--templates", templates)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"error: template {templates / 'README.md.j2'}:2: ZeroDivisionError: division by zero",
+        "nothing was written.",
+    ]
+
+
+def test_a_template_that_is_not_utf8_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    templates = tmp_path / "my-templates"
+    templates.mkdir()
+    (templates / "README.md.j2").write_bytes(b"# caf\xe9\n")
+    before = snapshot_tree(tmp_path)
+    result = run(NAME, "--dir", tmp_path / "weather", "--templates", templates)
+    assert result.exit_code == 2, result.output
+    assert "error: template README.md.j2 cannot be read as UTF-8 text" in result.stderr
+    assert snapshot_tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("where", ["a-file/weather", "x" * 300])
+def test_a_directory_that_cannot_be_created_exits_2_and_writes_nothing(tmp_path: Path, where: str) -> None:
+    (tmp_path / "a-file").write_text("not a directory")
+    before = snapshot_tree(tmp_path)
+    result = run(NAME, "--dir", tmp_path / where)
+    assert result.exit_code == 2, result.output
+    assert f"error: cannot write the project to {tmp_path / where}: " in result.stderr
+    assert "Traceback" not in result.output
     assert snapshot_tree(tmp_path) == before

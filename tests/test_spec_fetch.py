@@ -1,8 +1,8 @@
 """`mcpgen spec fetch`: updating the vendored spec from a URL, a directory or (faked) GitHub.
 
 Nothing here touches the network: sources are a loopback HTTP server (http.server in a thread on
-127.0.0.1:0) or local directories, and every wait is bounded by `--timeout 5` (1 s for the timeout
-case). Each test fetches into its own spec directory built with tests/spec_fixtures.py; failures
+127.0.0.1:0) or local directories, and every wait is bounded by `--timeout 5` (1 or 2 s for the timeout
+cases). Each test fetches into its own spec directory built with tests/spec_fixtures.py; failures
 must exit 2 with one `error:` line and leave that directory byte-for-byte as it was.
 """
 
@@ -13,6 +13,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -231,7 +232,28 @@ FAILURES: dict[str, tuple[Any, list[str], str]] = {
     "404": (break_schema_404, [], f"/mirror/{NEW}/schema.json: HTTP 404"),
     "example 404": (lambda m: publish(m, index=[*EXAMPLES, "Missing/x.json"]), [], "Missing/x.json: HTTP 404"),
     "refused": (lambda m: f"http://127.0.0.1:{closed_port()}/mirror", [], "Connection refused"),
-    "invalid json": (lambda m: publish(m, schema=b'{"$defs": '), [], "schema.json is not valid JSON (line 1"),
+    "invalid json": (lambda m: publish(m, schema=b'{"$defs": '), [], "schema.json: invalid JSON at line 1 column 11"),
+    # What json.loads alone turned into tracebacks: each names the file and the JSON pointer of the spot.
+    "too deep": (
+        lambda m: publish(m, schema=b'{"$defs": {"A": {"enum": ' + b"[" * 1000 + b"]" * 1000 + b"}}}"),
+        [],
+        f"{NEW}/schema.json#/$defs/A/enum{'/0' * 61}: nested deeper than 64 levels",
+    ),
+    "huge integer": (
+        lambda m: publish(m, schema=b'{"$defs": {"A": {"maximum": ' + b"7" * 5000 + b"}}}"),
+        [],
+        f"{NEW}/schema.json#/$defs/A/maximum: an integer with 5000 digits",
+    ),
+    "not utf-8": (
+        lambda m: publish(m, schema=b'{"$defs": {"A": {"description": "caf\xe9"}}}'),
+        [],
+        f"{NEW}/schema.json: not UTF-8 text: byte 0xe9 at offset 36 (line 1)",
+    ),
+    "example too deep": (
+        lambda m: (publish(m), m.routes.update({f"/mirror/{NEW}/examples/PingRequest/ping.json": b"[" * 70}))[0],
+        [],
+        f"{NEW}/examples/PingRequest/ping.json#{'/0' * 64}: nested deeper than 64 levels",
+    ),
     "no defs": (lambda m: publish(m, schema=b'{"type": "object"}'), [], "no '$defs' or 'definitions'"),
     "not an object": (lambda m: publish(m, schema=b"[1]"), [], "must be an object, not list"),
     "verify": (publish, ["--verify", "0" * 64], f"--verify expects {'0' * 64}, downloaded {sha(SCHEMA)}"),
@@ -268,6 +290,155 @@ def test_timeout_is_bounded(spec_dir: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "timed out after 1s" in result.stderr
     assert snapshot_tree(spec_dir) == before
+
+
+@pytest.fixture
+def misbehaving_server() -> Iterator[str]:
+    """A loopback server whose GET answers one byte every 0.2 s: /body after complete headers, /headers
+    from the status line on. Every byte restarts a socket timeout, so only a deadline stops the client.
+    /short sends 2 bytes of a 1000-byte body, at once, and closes the connection. /slow serves a valid schema
+    and ten examples, each whole answer after 0.5 s: every file fits a per-file timeout, the fetch does not."""
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path.startswith("/slow/"):
+                if stop.wait(0.5):
+                    return
+                if self.path.endswith("/schema.json"):
+                    body = json.dumps({"$defs": {"A": {"type": "string"}}}).encode()
+                elif self.path.endswith("/examples/index.json"):
+                    body = json.dumps([f"e{n}.json" for n in range(10)]).encode()
+                else:
+                    body = b"{}"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            if self.path.startswith("/short/"):
+                self.send_response(200)
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                self.wfile.write(b"{}")
+                return  # HTTP/1.0: the server closes the connection
+            if self.path.startswith("/headers/"):
+                stream = b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 1000
+            else:
+                self.send_response(200)
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                stream = b" " * 1000
+            try:
+                for byte in stream:
+                    if stop.wait(0.2):
+                        return
+                    self.wfile.write(bytes([byte]))
+            except OSError:
+                pass  # the client gave up and closed the connection, as it should
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.mark.parametrize("phase", ["body", "headers"])
+def test_timeout_bounds_the_whole_download_of_a_misbehaving_server(
+    phase: str, spec_dir: Path, misbehaving_server: str
+) -> None:
+    base = misbehaving_server
+    before = snapshot_tree(spec_dir)
+    started = time.monotonic()
+    result = run(spec_dir, "spec", "fetch", NEW, "--from", f"{base}/{phase}", "--timeout", "2")
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"error: cannot download {base}/{phase}/{NEW}/schema.json: timed out after 2s; spec/ was not changed."
+    ]
+    # Not a speed test: the bug was 20 s past a 3 s timeout, and a 1000-byte drip takes 200 s. Generous bound.
+    assert elapsed < 8, f"--timeout 2 took {elapsed:.1f}s"
+    assert snapshot_tree(spec_dir) == before
+
+
+def test_timeout_bounds_the_whole_fetch_not_each_file(spec_dir: Path, misbehaving_server: str) -> None:
+    # Twelve answers of 0.5 s each: a deadline per file would let the fetch run for 6 s.
+    before = snapshot_tree(spec_dir)
+    started = time.monotonic()
+    result = run(spec_dir, "spec", "fetch", NEW, "--from", f"{misbehaving_server}/slow", "--timeout", "2")
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 2, result.output
+    assert "timed out after 2s; spec/ was not changed." in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert elapsed < 5, f"--timeout 2 took {elapsed:.1f}s"
+    assert snapshot_tree(spec_dir) == before
+
+
+def test_a_body_cut_short_is_refused(spec_dir: Path, misbehaving_server: str) -> None:
+    base = misbehaving_server
+    before = snapshot_tree(spec_dir)
+    result = run(spec_dir, "spec", "fetch", NEW, "--from", f"{base}/short", "--timeout", "5")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"error: cannot download {base}/short/{NEW}/schema.json: the connection closed 998 bytes before the end of "
+        "the body; spec/ was not changed."
+    ]
+    assert snapshot_tree(spec_dir) == before
+
+
+@pytest.mark.parametrize(
+    ("timeout", "message"),
+    [("nan", "error: --timeout nan is not a number of seconds"), ("inf", "Invalid value for '--timeout'")],
+)
+def test_a_timeout_that_is_not_a_duration_is_refused(timeout: str, message: str, spec_dir: Path) -> None:
+    before = snapshot_tree(spec_dir)
+    result = run(spec_dir, "spec", "fetch", NEW, "--from", "http://127.0.0.1:9/mirror", "--timeout", timeout)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.output
+    assert snapshot_tree(spec_dir) == before
+
+
+def _upstream_dir(tmp_path: Path) -> Path:
+    source = tmp_path / "upstream"
+    (source / NEW / "examples" / "PingRequest").mkdir(parents=True)
+    (source / NEW / "schema.json").write_bytes(SCHEMA)
+    (source / NEW / "examples" / "PingRequest" / "ping.json").write_bytes(EXAMPLES["PingRequest/ping.json"])
+    return source
+
+
+@pytest.mark.parametrize("link", ["examples/PingRequest/leak.json", "schema.json"])
+def test_a_symlink_out_of_the_source_dir_is_refused(link: str, spec_dir: Path, tmp_path: Path) -> None:
+    source = _upstream_dir(tmp_path)
+    outside = tmp_path / "private.json"
+    outside.write_bytes(SCHEMA)  # valid JSON, so only the link itself can be the reason for refusing
+    (source / NEW / link).unlink(missing_ok=True)
+    (source / NEW / link).symlink_to(outside)
+    before = snapshot_tree(spec_dir)
+    result = fetch_cli(spec_dir, source)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"error: {source / NEW / link} leads through a symbolic link to {outside}, outside {source}: "
+        "refusing to copy it; spec/ was not changed."
+    ]
+    assert snapshot_tree(spec_dir) == before
+
+
+def test_a_symlink_inside_the_source_dir_is_copied(spec_dir: Path, tmp_path: Path) -> None:
+    source = _upstream_dir(tmp_path)
+    (source / NEW / "examples" / "PingRequest" / "again.json").symlink_to("ping.json")
+    result = fetch_cli(spec_dir, source)
+    assert result.exit_code == 0, result.output
+    copied = spec_dir / NEW / "examples" / "PingRequest" / "again.json"
+    assert not copied.is_symlink() and copied.read_bytes() == EXAMPLES["PingRequest/ping.json"]
 
 
 @pytest.mark.parametrize("version", ["../escape", "2025-6-18", "latest"])

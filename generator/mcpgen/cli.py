@@ -14,15 +14,14 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .build import build_version_ir
 from .cli_client import client_from_server
 from .cli_diff import diff
 from .cli_render import render
 from .cli_spec import spec
 from .errors import SpecError, SpecErrors
 from .formatting import FormatError
-from .output import diff_tree, write_tree
-from .pipeline import GenerationRequest, generate_files
+from .output import OutputError, diff_tree, write_tree
+from .pipeline import GenerationRequest, build_version, generate_files
 from .render import TemplateRenderError
 from .scaffold import (
     DEFAULT_PROTOCOL_VERSION,
@@ -111,16 +110,24 @@ def generate(
         click.echo(f"error: template: {error}", err=True)
         click.echo("1 problem in the templates; nothing was written.", err=True)
         sys.exit(EXIT_BAD_INPUT)
-    if check:
-        diff = diff_tree(target, files)
-        if diff:
-            sys.stdout.writelines(diff)
-            click.echo(f"\n{target} is stale. Regenerate with: mcpgen generate (or nox -s update_golden)", err=True)
-            sys.exit(EXIT_DRIFT)
-        click.echo(f"{target} is up to date ({len(files)} files).")
-        return
-    changed = write_tree(target, files)
+    try:
+        if check:
+            _check(target, files)
+            return
+        changed = write_tree(target, files)
+    except OutputError as error:
+        click.echo(f"error: {error}; nothing was written.", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     click.echo(f"wrote {len(changed)} changed file(s) of {len(files)} to {target}")
+
+
+def _check(target: Path, files: dict[str, str]) -> None:
+    diff = diff_tree(target, files)
+    if diff:
+        sys.stdout.writelines(diff)
+        click.echo(f"\n{target} is stale. Regenerate with: mcpgen generate (or nox -s update_golden)", err=True)
+        sys.exit(EXIT_DRIFT)
+    click.echo(f"{target} is up to date ({len(files)} files).")
 
 
 @main.command(epilog="Example:\n\n  mcpgen ir --version 2025-11-25 > ir.json")
@@ -129,7 +136,7 @@ def generate(
 def ir(context: click.Context, version: str) -> None:
     """Print the intermediate representation of one version as JSON."""
     try:
-        version_ir = build_version_ir(_paths(context).spec, version)
+        version_ir = build_version(_paths(context).spec, version)
     except (SpecError, SpecErrors) as error:
         _fail(error)
     click.echo(json.dumps(dataclasses.asdict(version_ir), indent=2))

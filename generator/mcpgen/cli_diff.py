@@ -1,7 +1,7 @@
 """The `mcpgen diff A B` command: what changed between two vendored schema versions.
 
 Pipeline position: beside cli.py (which registers it with `main.add_command(diff)`); builds both IRs
-with build.build_version_ir and prints ir_diff's text, markdown or JSON rendering.
+with pipeline.build_version and prints ir_diff's text, markdown or JSON rendering.
 
 Kept out of cli.py so that file stays one screenful per command; it imports nothing from cli.py,
 so cli.py can import this module at any point without a cycle.
@@ -13,10 +13,10 @@ import sys
 
 import click
 
-from .build import build_version_ir
 from .errors import SpecError, SpecErrors
 from .ir import VersionIR
 from .ir_diff import FORMATS, RENDERERS, diff_irs
+from .pipeline import build_version
 from .spec_loader import ProjectPaths
 
 EXIT_BAD_INPUT = 2  # as cli.py: 0 ok, 2 bad input (a diff is a report, so differences are not a failure)
@@ -28,7 +28,7 @@ def _build_both(spec: ProjectPaths, old: str, new: str) -> tuple[VersionIR, Vers
     problems: list[SpecError] = []
     for version in (old, new):
         try:
-            irs.append(build_version_ir(spec.spec, version))
+            irs.append(build_version(spec.spec, version))
         except SpecErrors as many:
             problems.extend(many.errors)
         except SpecError as one:

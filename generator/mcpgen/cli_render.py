@@ -17,7 +17,7 @@ import click
 
 from .errors import SpecError, SpecErrors
 from .formatting import FormatError, format_files
-from .output import write_tree
+from .output import OutputError, write_tree
 from .pipeline import build_irs
 from .render import TemplateRenderError
 from .spec_loader import MANIFEST_NAME, ProjectPaths
@@ -74,5 +74,8 @@ def render(context: click.Context, template_dir: Path, out: Path, versions: tupl
         _bad_input([str(error)], "input")
     except (TemplateRenderError, FormatError) as error:
         _bad_input([f"template: {error}"], "templates")
-    changed = write_tree(out, files)
+    try:
+        changed = write_tree(out, files)
+    except OutputError as error:
+        _bad_input([str(error)], "output directory")
     click.echo(f"wrote {len(changed)} changed file(s) of {len(files)} to {out} (target {target.name})")

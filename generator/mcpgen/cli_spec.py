@@ -18,13 +18,14 @@ import click
 
 from .errors import SpecError, SpecErrors
 from .formatting import FormatError
-from .output import write_tree
+from .output import OutputError, write_tree
 from .pipeline import GenerationRequest, generate_files
 from .render import TemplateRenderError
 from .spec_fetch import (
     DEFAULT_REF,
     DEFAULT_REPOSITORY,
     DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
     FetchError,
     check_sha256,
     fetch,
@@ -81,11 +82,11 @@ Exit codes: 0 ok, 2 bad input or a failed download (spec/ unchanged).""",
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1),
+    type=click.FloatRange(min=0.1, max=MAX_TIMEOUT),
     default=DEFAULT_TIMEOUT,
     show_default=True,
     metavar="SECONDS",
-    help="Per-file network timeout.",
+    help="Deadline for the whole download: the schema and every example (connect, headers and bodies).",
 )
 @click.pass_context
 def fetch_command(
@@ -137,5 +138,8 @@ def _regenerate(paths: ProjectPaths, target: Path) -> None:
         _fail(str(error), consequence)
     except (TemplateRenderError, FormatError) as error:
         _fail(f"template: {error}", consequence)
-    changed = write_tree(target, files)
+    try:
+        changed = write_tree(target, files)
+    except OutputError as error:
+        _fail(str(error), consequence)
     click.echo(f"wrote {len(changed)} changed file(s) of {len(files)} to {target}")

@@ -5,6 +5,14 @@ Used by every stage; the CLI turns them into exit code 2 ("bad input") before an
 
 from __future__ import annotations
 
+# The last-resort message when a schema makes a stage overflow Python's recursion limit. Nesting is refused
+# earlier (json_input.MAX_NESTING), so what is left is a chain through definitions: A -> B -> C ... by $ref
+# or allOf, thousands long. Better a clear refusal than a traceback.
+TOO_DEEP_FOR_MCPGEN = (
+    "the definitions refer to each other too deeply for mcpgen (Python's recursion limit was reached; "
+    "a chain of thousands of $ref or allOf steps?)"
+)
+
 
 def escape_pointer_token(token: str) -> str:
     """RFC 6901: '~' becomes '~0' and '/' becomes '~1'."""

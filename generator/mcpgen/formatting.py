@@ -57,7 +57,11 @@ def _format_chunk(item: tuple[str, str]) -> str:
     try:
         return black.format_str(text, mode=_MODE)
     except InvalidInput as error:
-        raise FormatError(f"{path}: generated code does not parse: {error}") from None
+        # black's message spans lines (the code, a caret, the tokenizer's error): keep one error line.
+        parts = [line.strip() for line in str(error).splitlines() if line.strip() not in ("", "^")]
+        raise FormatError(f"{path}: generated code does not parse: {' | '.join(parts)}") from None
+    except RecursionError:  # black recurses per nesting level of the code
+        raise FormatError(f"{path}: generated code nests too deeply for black to format") from None
 
 
 def _store(cache_dir: Path, key: str, text: str) -> None:

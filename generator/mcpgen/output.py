@@ -9,11 +9,25 @@ with renames, so a run that fails part-way leaves the old tree exactly as it was
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 IGNORED_PARTS = ("__pycache__",)
+# A full disk or a failing device is the machine's problem, not a bad --out: those stay OSError (a traceback,
+# exit 1), like any other failure that is not the user's input.
+MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})
+
+
+class OutputError(Exception):
+    """The output directory cannot be written (bad --out); the old tree is as it was."""
+
+
+def _same_text(path: Path, text: str) -> bool:
+    # Bytes, not read_text: a file that is not UTF-8 is simply different, not a crash.
+    return path.is_file() and path.read_bytes() == text.encode("utf-8")
 
 
 def _existing_files(root: Path, prefixes: tuple[str, ...]) -> dict[str, Path]:
@@ -36,14 +50,22 @@ def owned_prefixes(files: dict[str, str]) -> tuple[str, ...]:
 
 
 def diff_tree(root: Path, files: dict[str, str]) -> list[str]:
-    """Unified diffs between `root` and the generated `files`; empty when up to date."""
+    """Unified diffs between `root` and the generated `files`; empty when up to date. Raises OutputError
+    when `root` cannot be read."""
+    try:
+        return _diff_tree(root, files)
+    except OSError as error:
+        raise OutputError(f"cannot read {root}: {error.strerror or error}") from None
+
+
+def _diff_tree(root: Path, files: dict[str, str]) -> list[str]:
     chunks: list[str] = []
     existing = _existing_files(root, owned_prefixes(files))
     for relative, text in files.items():
         path = root / relative
-        old = path.read_text(encoding="utf-8") if path.is_file() else None
-        if old == text:
+        if _same_text(path, text):
             continue
+        old = path.read_bytes().decode("utf-8", "replace") if path.is_file() else None
         chunks.extend(
             difflib.unified_diff(
                 (old or "").splitlines(keepends=True),
@@ -58,18 +80,32 @@ def diff_tree(root: Path, files: dict[str, str]) -> list[str]:
 
 
 def write_tree(root: Path, files: dict[str, str]) -> list[str]:
-    """Replace the generated part of `root` with `files`, atomically. Returns changed paths."""
-    changed = [
-        relative
-        for relative, text in files.items()
-        if not (root / relative).is_file() or (root / relative).read_text(encoding="utf-8") != text
-    ]
+    """Replace the generated part of `root` with `files`, atomically. Returns changed paths. Raises
+    OutputError, with the old tree in place, when `root` cannot be written."""
+    # Absolute, so that '.' has a real parent to stage in (not the output itself); not resolved, so that
+    # a symlinked output path stays what the user named.
+    root = Path(os.path.abspath(root))
+    if root.parent == root:
+        raise OutputError(f"cannot write {root}: the output must be a directory below a file system root")
+    try:
+        return _write_tree(root, files)
+    except OSError as error:
+        if error.errno in MACHINE_ERRNOS:
+            raise
+        raise OutputError(f"cannot write {root}: {error.strerror or error}") from None
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> list[str]:
+    changed = [relative for relative, text in files.items() if not _same_text(root / relative, text)]
     stale = set(_existing_files(root, owned_prefixes(files))) - set(files)
     if not changed and not stale:
         return []
     root.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{root.name}.new-", dir=root.parent))
-    backup = root.parent / f".{root.name}.old-{staging.name.rsplit('-', 1)[-1]}"
+    # Cut to 60 characters (at most 240 bytes of UTF-8) so that '.<name>.new-XXXXXXXX' stays within the
+    # file system's 255-byte limit for a name.
+    name = root.name[:60]
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=root.parent))
+    backup = root.parent / f".{name}.old-{staging.name.rsplit('-', 1)[-1]}"
     try:
         if root.is_dir():
             shutil.copytree(root, staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED_PARTS))

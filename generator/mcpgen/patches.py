@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from .errors import SpecError, join_pointer
+from .json_input import nesting_error, read_spec_json
 
 _MISSING = object()
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,8}")  # 9 digits: more items than any list holds
 
 
 def _split_pointer(pointer: str) -> list[str]:
@@ -35,7 +38,8 @@ def _split_pointer(pointer: str) -> list[str]:
 def _step(container: Any, token: str) -> Any:
     if isinstance(container, dict):
         return container.get(token, _MISSING)
-    if isinstance(container, list) and token.isdigit() and int(token) < len(container):
+    # RFC 6901 array indices are ASCII digits without leading zeros ('01' and '١' are not indices).
+    if isinstance(container, list) and _ARRAY_INDEX.fullmatch(token) and int(token) < len(container):
         return container[int(token)]
     return _MISSING
 
@@ -84,18 +88,18 @@ def _apply_operation(document: Any, operation: dict[str, Any], label: str, index
         raise SpecError(label, where, f"'add' target {path} already exists: {json.dumps(current)}")
     if isinstance(parent, dict):
         parent[last] = copy.deepcopy(operation["new"])
-    elif isinstance(parent, list) and last.isdigit():
+    elif isinstance(parent, list) and current is not _MISSING:
         parent[int(last)] = copy.deepcopy(operation["new"])
+    elif isinstance(parent, list):
+        # Only existing items can be set: RFC 6902's insert-and-shift ('-' or an index) is not supported.
+        raise SpecError(label, where, f"cannot add {path}: an array item can only be replaced, not added")
     else:
         raise SpecError(label, where, f"cannot set {path}: parent is not an object or array")
 
 
 def apply_patch_file(document: Any, patch_path: Path, label: str) -> Any:
     """Return a patched deep copy of `document`; raise SpecError naming the patch and pointer."""
-    try:
-        patch = json.loads(patch_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise SpecError(label, "", f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    patch = read_spec_json(patch_path, label)
     if not isinstance(patch, dict) or not isinstance(patch.get("operations"), list):
         raise SpecError(label, "", "a patch file is an object with an 'operations' array")
     if not patch.get("evidence"):
@@ -105,4 +109,9 @@ def apply_patch_file(document: Any, patch_path: Path, label: str) -> Any:
         if not isinstance(operation, dict):
             raise SpecError(label, f"/operations/{index}", "an operation must be an object")
         _apply_operation(patched, operation, label, index)
+    # Each 'new' value is shallow (read_spec_json checked the file), but operations can stack one inside
+    # another; the patched schema must stay as shallow as a vendored one.
+    too_deep = nesting_error(patched)
+    if too_deep is not None:
+        raise SpecError(label, "/operations", f"the patched schema at {too_deep.pointer} is {too_deep.message}")
     return patched

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .build import build_version_ir
-from .errors import SpecError, SpecErrors
+from .errors import TOO_DEEP_FOR_MCPGEN, SpecError, SpecErrors
 from .formatting import format_files
 from .ir import VersionIR
 from .ir_diff import CHANGES_PATH, render_changes_file
@@ -24,6 +24,14 @@ class GenerationRequest:
     paths: ProjectPaths
     versions: tuple[str, ...] = ()  # empty: every vendored version
     extra_templates: Path | None = None
+
+
+def build_version(spec_dir: Path, version: str) -> VersionIR:
+    """build.build_version_ir, with a schema that exhausts the recursion limit refused as bad input."""
+    try:
+        return build_version_ir(spec_dir, version)
+    except RecursionError:
+        raise SpecError(f"spec/{version}/schema.json", "", TOO_DEEP_FOR_MCPGEN) from None
 
 
 def build_irs(spec_dir: Path, versions: tuple[str, ...]) -> tuple[list[VersionIR], list[str]]:
@@ -42,7 +50,7 @@ def build_irs(spec_dir: Path, versions: tuple[str, ...]) -> tuple[list[VersionIR
     irs, errors = [], []
     for version in selected:
         try:
-            irs.append(build_version_ir(spec_dir, version))
+            irs.append(build_version(spec_dir, version))
         except SpecErrors as many:
             errors.extend(many.errors)
         except SpecError as one:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import traceback
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from . import __version__
+from .errors import TOO_DEEP_FOR_MCPGEN, SpecError
 from .formatting import CHUNK_MARKER
 from .ir import VersionIR
 from .spec_loader import module_name_for
@@ -48,9 +50,23 @@ def comment_text(text: str | None) -> str:
 FILTERS = {"pystr": python_string, "pyrepr": python_literal, "json": json_literal, "comment": comment_text}
 
 
+class TemplateUnreadable(jinja2.TemplateError):
+    """A template file exists but cannot be read as text (not UTF-8, no permission)."""
+
+
+class _TemplateLoader(jinja2.FileSystemLoader):
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
+        try:
+            return super().get_source(environment, template)
+        except jinja2.TemplateNotFound:  # an OSError subclass too, and already a clear message
+            raise
+        except (OSError, UnicodeDecodeError) as error:
+            raise TemplateUnreadable(f"{template} cannot be read as UTF-8 text: {error}") from None
+
+
 def make_environment(template_dirs: list[Path]) -> jinja2.Environment:
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([str(path) for path in template_dirs]),
+        loader=_TemplateLoader([str(path) for path in template_dirs]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -66,13 +82,29 @@ class TemplateRenderError(Exception):
     """A template failed to load or render; names the template (usually a user's --templates)."""
 
 
-def _render(environment: jinja2.Environment, name: str, context: dict[str, Any]) -> str:
+def describe_template_error(name: str, error: Exception) -> str:
+    """`file:line: Error: message` for any exception out of a template, so a user's template that divides
+    by zero or includes itself is reported like a syntax error, not as a traceback. The file and line of a
+    runtime error come from the innermost frame Jinja rewrote to point into a template."""
+    if isinstance(error, jinja2.TemplateSyntaxError):
+        return f"{error.filename or name}:{error.lineno}: {error.message}"
+    if isinstance(error, TemplateUnreadable):  # it names the file; a traceback line would be Jinja's loader
+        return str(error)
+    where = name
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        if "__jinja_exception__" in frame.f_globals:  # how jinja2.debug marks a template's frame
+            where = f"{frame.f_code.co_filename}:{line}"
+    hint = " (does a template include, import or extend itself?)" if isinstance(error, RecursionError) else ""
+    message = error.message if isinstance(error, jinja2.TemplateError) else str(error)
+    return f"{where}: {type(error).__name__}: {message}{hint}"
+
+
+def render_template(environment: jinja2.Environment, name: str, context: dict[str, Any]) -> str:
+    """One template rendered, or TemplateRenderError naming the template (and line) whatever went wrong."""
     try:
         return environment.get_template(name).render(context)
-    except jinja2.TemplateSyntaxError as error:
-        raise TemplateRenderError(f"{error.filename or name}:{error.lineno}: {error.message}") from None
-    except jinja2.TemplateError as error:
-        raise TemplateRenderError(f"{name}: {type(error).__name__}: {error}") from None
+    except Exception as error:  # Jinja's own errors, and whatever a template's expression raises (1/0, [].pop())
+        raise TemplateRenderError(describe_template_error(name, error)) from None
 
 
 def header_text(source: str, sha256: str) -> str:
@@ -85,6 +117,13 @@ def _header(source: str, sha256: str) -> dict[str, str]:
 
 
 def render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str, str]:
+    try:
+        return _render_version(environment, ir)
+    except RecursionError:  # from the views (a template's own recursion is a TemplateRenderError)
+        raise SpecError(ir.schema_path, "", TOO_DEEP_FOR_MCPGEN) from None
+
+
+def _render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str, str]:
     view = ModelsView(ir)
     methods = view.methods()
     header = _header(ir.schema_path, ir.schema_sha256)
@@ -120,7 +159,7 @@ def render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str, 
             requests_in=view.stub_methods("request", "client_to_server", "", ""),
             notifications_in=view.stub_methods("notification", "client_to_server", "on_", ""),
         )
-        stubs[prefix + "server.py"] = _render(environment, "server.py.j2", context)
+        stubs[prefix + "server.py"] = render_template(environment, "server.py.j2", context)
         context.update(
             requests_out=view.stub_methods("request", "client_to_server", "", ""),
             notifications_out=view.stub_methods("notification", "client_to_server", "notify_", ""),
@@ -128,13 +167,13 @@ def render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str, 
             requests_in=view.stub_methods("request", "server_to_client", "", ""),
             notifications_in=view.stub_methods("notification", "server_to_client", "on_", ""),
         )
-        stubs[prefix + "client.py"] = _render(environment, "client.py.j2", context)
+        stubs[prefix + "client.py"] = render_template(environment, "client.py.j2", context)
     return stubs | {
-        prefix + "__init__.py": _render(environment, "version_init.py.j2", context),
-        prefix + "models.py": _render(environment, "models.py.j2", context),
-        prefix + "methods.py": _render(environment, "methods.py.j2", context),
-        prefix + "interfaces.py": _render(environment, "interfaces.py.j2", context),
-        prefix + "INTERFACES.md": _render(environment, "INTERFACES.md.j2", context),
+        prefix + "__init__.py": render_template(environment, "version_init.py.j2", context),
+        prefix + "models.py": render_template(environment, "models.py.j2", context),
+        prefix + "methods.py": render_template(environment, "methods.py.j2", context),
+        prefix + "interfaces.py": render_template(environment, "interfaces.py.j2", context),
+        prefix + "INTERFACES.md": render_template(environment, "INTERFACES.md.j2", context),
     }
 
 
@@ -153,9 +192,9 @@ def render_package(environment: jinja2.Environment, all_versions: list[str], man
         "module": module_name_for(latest),
     }
     return {
-        "mcp_bindings/__init__.py": _render(environment, "package_init.py.j2", context),
-        "mcp_bindings/base.py": _render(environment, "base.py.j2", context),
-        "mcp_bindings/latest.py": _render(environment, "latest.py.j2", context),
+        "mcp_bindings/__init__.py": render_template(environment, "package_init.py.j2", context),
+        "mcp_bindings/base.py": render_template(environment, "base.py.j2", context),
+        "mcp_bindings/latest.py": render_template(environment, "latest.py.j2", context),
         "mcp_bindings/py.typed": "",
     }
 

@@ -23,10 +23,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Final
 
-import jinja2
-
 from .formatting import FormatError, format_files
-from .render import make_environment
+from .output import MACHINE_ERRNOS
+from .render import TemplateRenderError, make_environment, render_template
 from .spec_loader import module_name_for
 
 TEMPLATE_SUBDIR: Final = "server-project"
@@ -54,7 +53,9 @@ OUTPUTS: Final = {
     "tests/test_server.py": "test_server.py.j2",
 }
 
-_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
+_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")  # always fullmatch: `$` would let a trailing newline through
+# A distribution or package name this long is a mistake, and it becomes a directory name (255 bytes at most).
+MAX_NAME_LENGTH: Final = 100
 # Modules a project package must not shadow: what the generated server and its tests import, plus names that
 # confuse tools (`test` is the stdlib's own test package, absent from sys.stdlib_module_names; `tests` is the
 # project's test directory).
@@ -104,7 +105,12 @@ def package_name_for(name: str) -> str:
 
 def check_name(name: str) -> None:
     """Raise ScaffoldError unless `name` is both a distribution name and, with '-' -> '_', a safe package name."""
-    if not _NAME_PATTERN.match(name):
+    if len(name) > MAX_NAME_LENGTH:
+        raise ScaffoldError(
+            f"invalid project name {name[:24] + '...'!r}: {len(name)} characters; a distribution or package name "
+            f"longer than {MAX_NAME_LENGTH} characters is not reasonable"
+        )
+    if not _NAME_PATTERN.fullmatch(name):
         raise ScaffoldError(
             f"invalid project name {name!r}: use lowercase letters, digits, '-' and '_', starting with a letter "
             "(e.g. my-weather)"
@@ -180,11 +186,9 @@ def render_project(request: ScaffoldRequest, builtin_templates: Path) -> dict[st
     for pattern, template_name in OUTPUTS.items():
         path = pattern.format(package=context["package"])
         try:
-            files[path] = environment.get_template(template_name).render(context)
-        except jinja2.TemplateSyntaxError as error:
-            raise ScaffoldError(f"template {error.filename or template_name}:{error.lineno}: {error.message}") from None
-        except jinja2.TemplateError as error:
-            raise ScaffoldError(f"template {template_name}: {type(error).__name__}: {error}") from None
+            files[path] = render_template(environment, template_name, context)
+        except TemplateRenderError as error:
+            raise ScaffoldError(f"template {error}") from None
     try:
         # No cache: six small files, and a scaffold should not write outside the project.
         return format_files(files, use_cache=False)
@@ -218,7 +222,8 @@ def write_project(target: Path, files: dict[str, str]) -> None:
     """Write `files` under `target` through a staging directory beside it: a new target appears whole (one
     rename); into an existing one, each file is replaced atomically and nothing else is touched."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging_root = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    # A short fixed prefix: one built from the project's name could exceed the file system's name limit.
+    staging_root = Path(tempfile.mkdtemp(prefix=".mcpgen-new-", dir=target.parent))
     # mkdtemp's own directory is private (0700); the project directory is made inside it with the user's umask.
     staging = staging_root / "project"
     try:
@@ -241,6 +246,11 @@ def scaffold(request: ScaffoldRequest, target: Path, builtin_templates: Path, fo
     """Validate, render, check the target, write. Returns the files written. Raises ScaffoldError on bad input,
     before anything is written."""
     files = render_project(request, builtin_templates)
-    check_target(target, files, force)
-    write_project(target, files)
+    try:
+        check_target(target, files, force)
+        write_project(target, files)
+    except OSError as error:  # --dir cannot be written: no permission, not a directory, a name too long
+        if error.errno in MACHINE_ERRNOS:
+            raise
+        raise ScaffoldError(f"cannot write the project to {target}: {error.strerror or error}") from None
     return files

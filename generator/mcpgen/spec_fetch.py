@@ -9,7 +9,7 @@ Three sources, one result (`Fetched`: bytes plus provenance):
   every file is read at that commit, so a branch that moves mid-fetch cannot mix two commits.
 - `UrlSource`: any base URL with `<base>/<version>/schema.json` and, optionally,
   `<base>/<version>/examples/index.json` (a JSON array of paths relative to examples/).
-- `DirSource`: a local directory laid out like spec/.
+- `DirSource`: a local directory laid out like spec/ (symbolic links out of it are refused).
 
 Safety: nothing under spec/ changes until every file has been downloaded and checked (JSON, a
 schema object with `$defs`/`definitions`, the optional expected sha256, safe relative paths).
@@ -19,28 +19,36 @@ manifest is replaced atomically (temp file + os.replace); a failure part-way res
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.client
 import json
+import math
 import os
 import re
 import shutil
+import socket
+import ssl
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .json_input import JsonInputError, parse_json, read_spec_json
 from .spec_loader import MANIFEST_NAME, SCHEMA_NAME, read_manifest
 
 DEFAULT_REPOSITORY = "modelcontextprotocol/modelcontextprotocol"
 DEFAULT_REF = "main"
 GITHUB_RAW = "https://raw.githubusercontent.com"
 GITHUB_API = "https://api.github.com"
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_TIMEOUT = 120.0  # the whole fetch: the schema and, for 2026-07-28, about 130 examples
+MAX_TIMEOUT = 3600.0  # beyond an hour a typo is likelier than a link that slow; time_t overflows at 1e300
 # The largest upstream schema is well under 1 MB; the cap only stops a runaway or hostile response.
 MAX_BYTES = 32 * 1024 * 1024
 EXAMPLES_DIR = "examples"
@@ -101,30 +109,116 @@ def _example_path(path: str, where: str) -> str:
 # -- HTTP ------------------------------------------------------------------------------------------
 
 
-class _Http:
-    """GET with a per-operation timeout *and* an overall deadline per file, so a server that drips
-    bytes cannot keep the command waiting; responses are capped at MAX_BYTES."""
+@dataclass
+class _Download:
+    """One GET in a worker thread, so that the *whole* of it (connect, headers, body, redirects) fits in
+    `timeout`: a socket timeout alone restarts at every byte, and a server that drips one byte at a
+    time never trips it. At the deadline the caller stops waiting and shuts the worker's sockets down,
+    which ends any read it is blocked in."""
 
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
+    request: urllib.request.Request
+    timeout: float
+    sockets: list[socket.socket] = field(default_factory=list)
+    body: bytes = b""
+    error: BaseException | None = None
 
-    def get(self, url: str, accept: str = "*/*", missing_ok: bool = False) -> bytes | None:
-        if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-            raise FetchError(f"refusing to fetch {url!r}: only http and https URLs")
-        headers = {"User-Agent": f"mcpgen/{__version__}", "Accept": accept}
-        request = urllib.request.Request(url, headers=headers)
-        deadline = time.monotonic() + self.timeout
+    def run(self) -> bytes:
+        worker = threading.Thread(target=self._work, name="mcpgen-download", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            for sock in list(self.sockets):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            raise TimeoutError
+        if self.error is not None:
+            raise self.error
+        return self.body
+
+    def _work(self) -> None:
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with self._opener().open(self.request, timeout=self.timeout) as response:
                 chunks, size = [], 0
                 while chunk := response.read(65536):
                     size += len(chunk)
                     if size > MAX_BYTES:
-                        raise FetchError(f"cannot download {url}: larger than {MAX_BYTES} bytes")
-                    if time.monotonic() > deadline:
-                        raise FetchError(f"cannot download {url}: timed out after {self.timeout:g}s")
+                        raise FetchError(f"cannot download {self.request.full_url}: larger than {MAX_BYTES} bytes")
                     chunks.append(chunk)
-                return b"".join(chunks)
+                # http.client ends a body that stops short of its Content-Length like a complete one; `length`
+                # is what it still expected.
+                if missing := getattr(response, "length", None):
+                    raise FetchError(
+                        f"cannot download {self.request.full_url}: the connection closed {missing} bytes before "
+                        "the end of the body"
+                    )
+                self.body = b"".join(chunks)
+        except BaseException as error:  # handed to the caller's thread, which decides what it means
+            self.error = error
+
+    def _opener(self) -> urllib.request.OpenerDirector:
+        """http and https only (no ftp:, file: or data:, even after a redirect); every socket recorded."""
+        sockets = self.sockets
+
+        class Connection(http.client.HTTPConnection):
+            def connect(self) -> None:
+                super().connect()
+                sockets.append(self.sock)
+
+        class SecureConnection(http.client.HTTPSConnection):
+            def connect(self) -> None:
+                super().connect()
+                sockets.append(self.sock)
+
+        class Handler(urllib.request.HTTPHandler):
+            def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(Connection, req)
+
+        class SecureHandler(urllib.request.HTTPSHandler):
+            def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(SecureConnection, req, context=ssl.create_default_context())
+
+        opener = urllib.request.OpenerDirector()
+        for handler in (
+            urllib.request.ProxyHandler(),
+            urllib.request.UnknownHandler(),
+            Handler(),
+            SecureHandler(),
+            urllib.request.HTTPDefaultErrorHandler(),
+            urllib.request.HTTPRedirectHandler(),
+            urllib.request.HTTPErrorProcessor(),
+        ):
+            opener.add_handler(handler)
+        return opener
+
+
+class _Http:
+    """GET under one deadline for the whole command: every file's download (see _Download) gets the time
+    that is left, so `--timeout` bounds the fetch of a version's schema and all its examples together.
+    Responses are capped at MAX_BYTES."""
+
+    def __init__(self, timeout: float) -> None:
+        if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+            raise FetchError(f"--timeout {timeout!r} is not a number of seconds between 0 and {MAX_TIMEOUT:g}")
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+
+    def _remaining(self, url: str) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise FetchError(f"cannot download {url}: timed out after {self.timeout:g}s")
+        return left
+
+    def get(self, url: str, accept: str = "*/*", missing_ok: bool = False) -> bytes | None:
+        try:
+            scheme = urllib.parse.urlsplit(url).scheme
+        except ValueError as error:  # e.g. an unclosed IPv6 bracket
+            raise FetchError(f"cannot download {url}: {error}") from None
+        if scheme not in ("http", "https"):
+            raise FetchError(f"refusing to fetch {url!r}: only http and https URLs")
+        headers = {"User-Agent": f"mcpgen/{__version__}", "Accept": accept}
+        try:
+            request = urllib.request.Request(url, headers=headers)
+            return _Download(request, self._remaining(url)).run()
         except urllib.error.HTTPError as error:
             if missing_ok and error.code == 404:
                 return None
@@ -137,8 +231,9 @@ class _Http:
             raise FetchError(f"cannot download {url}: {text}") from None
         except TimeoutError:
             raise FetchError(f"cannot download {url}: timed out after {self.timeout:g}s") from None
-        except (OSError, ValueError) as error:  # a reset connection, a malformed URL, a broken HTTP response
-            raise FetchError(f"cannot download {url}: {error}") from None
+        except (OSError, ValueError, http.client.HTTPException) as error:
+            # A reset connection, a malformed URL or host, a broken HTTP response (InvalidURL, IncompleteRead).
+            raise FetchError(f"cannot download {url}: {type(error).__name__}: {error}") from None
 
     def get_json(self, url: str, accept: str = "application/json", missing_ok: bool = False) -> Any:
         data = self.get(url, accept, missing_ok)
@@ -147,11 +242,9 @@ class _Http:
 
 def _parse_json(data: bytes, where: str) -> Any:
     try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise FetchError(f"{where} is not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise FetchError(f"{where} is not valid JSON (line {error.lineno} column {error.colno}: {error.msg})") from None
+        return parse_json(data)
+    except JsonInputError as error:
+        raise FetchError(f"{where}{'#' + error.pointer if error.pointer else ''}: {error.message}") from None
 
 
 # -- sources ---------------------------------------------------------------------------------------
@@ -239,7 +332,8 @@ class UrlSource:
 
 @dataclass(frozen=True)
 class DirSource:
-    """A local directory laid out like spec/: `<dir>/<version>/schema.json` and `examples/**/*.json`."""
+    """A local directory laid out like spec/: `<dir>/<version>/schema.json` and `examples/**/*.json`.
+    Symbolic links are followed only while they stay inside the directory."""
 
     root: Path
     ref: str | None = None
@@ -247,17 +341,33 @@ class DirSource:
     def fetch(self, version: str, http: _Http) -> Fetched:
         folder = self.root / version
         schema = folder / SCHEMA_NAME
+        self._refuse_link_outside(schema)
         if not schema.is_file():
             raise FetchError(f"no {schema}")
         files = [FetchedFile(SCHEMA_NAME, _read_local(schema), f"{version}/{SCHEMA_NAME}")]
         examples = folder / EXAMPLES_DIR
         for path in sorted(examples.rglob("*.json")) if examples.is_dir() else []:
             relative = path.relative_to(examples).as_posix()
-            if relative == EXAMPLES_INDEX or not path.is_file():
+            if relative == EXAMPLES_INDEX:
                 continue  # the index is a listing for URL sources, not an example
+            self._refuse_link_outside(path)
+            if not path.is_file():
+                continue
             relative = f"{EXAMPLES_DIR}/{_example_path(relative, str(examples))}"
             files.append(FetchedFile(relative, _read_local(path), f"{version}/{relative}"))
         return Fetched(version, self.root.resolve().as_uri(), self.ref or UNKNOWN_COMMIT, tuple(files))
+
+    def _refuse_link_outside(self, path: Path) -> None:
+        """A symbolic link (of the file or of a directory above it) must stay inside --from DIR: the manifest
+        records the copy as coming from DIR, and the link could pull any readable file into spec/."""
+        try:
+            root, target = self.root.resolve(strict=True), path.resolve()
+        except (OSError, RuntimeError) as error:  # a link loop (RuntimeError until Python 3.13)
+            raise FetchError(f"cannot resolve {path}: {error}") from None
+        if not target.is_relative_to(root):
+            raise FetchError(
+                f"{path} leads through a symbolic link to {target}, outside {self.root}: refusing to copy it"
+            )
 
 
 Source = GitHubSource | UrlSource | DirSource
@@ -316,7 +426,7 @@ def updated_manifest(spec_dir: Path, fetched: Fetched) -> str:
     path = spec_dir / MANIFEST_NAME
     if path.exists():
         read_manifest(spec_dir)  # raises SpecError (exit 2) for a broken manifest, before any change
-        raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        raw: dict[str, Any] = read_spec_json(path, f"spec/{MANIFEST_NAME}")
     else:
         raw = {"description": MANIFEST_DESCRIPTION, "files": {}}
     prefix = f"{fetched.version}/"

@@ -10,13 +10,13 @@ parsed: what we generate from is exactly what upstream published, plus the patch
 from __future__ import annotations
 
 import hashlib
-import json
 import keyword
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import SpecError, join_pointer
+from .json_input import read_spec_json
 from .patches import apply_patch_file
 
 MANIFEST_NAME = "manifest.json"
@@ -77,20 +77,25 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _check_manifest_name(name: str, label: str) -> None:
+    # Names are joined to the spec directory: an absolute path or '..' would verify files outside it.
+    parts = name.split("/")
+    if not name or "\0" in name or "\\" in name or any(part in ("", ".", "..") for part in parts):
+        raise SpecError(label, join_pointer("/files", name), "a file name must be a relative path inside spec/")
+
+
 def read_manifest(spec_dir: Path) -> dict[str, ManifestEntry]:
     label = f"spec/{MANIFEST_NAME}"
     path = spec_dir / MANIFEST_NAME
     if not path.is_file():
         raise SpecError(label, "", f"no manifest at {path}")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise SpecError(label, "", f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    raw = read_spec_json(path, label)
     files = raw.get("files") if isinstance(raw, dict) else None
     if not isinstance(files, dict):
         raise SpecError(label, "/files", "the manifest needs a 'files' object")
     entries = {}
     for name, entry in files.items():
+        _check_manifest_name(name, label)
         pointer = join_pointer("/files", name)
         if not isinstance(entry, dict) or not all(
             isinstance(entry.get(k), str) for k in ("sha256", "repository", "commit")
@@ -121,9 +126,12 @@ def list_versions(spec_dir: Path) -> list[str]:
 def verify_file(spec_dir: Path, entry: ManifestEntry) -> None:
     path = spec_dir / entry.path
     label = f"spec/{entry.path}"
-    if not path.is_file():
-        raise SpecError(label, "", "listed in spec/manifest.json but missing")
-    actual = sha256_of(path)
+    try:
+        if not path.is_file():
+            raise SpecError(label, "", "listed in spec/manifest.json but missing")
+        actual = sha256_of(path)
+    except OSError as error:  # no permission, a name too long for the file system
+        raise SpecError(label, "", f"cannot read {path}: {error.strerror or error}") from None
     if actual != entry.sha256:
         raise SpecError(
             label,
@@ -147,11 +155,7 @@ def load_version(spec_dir: Path, version: str) -> LoadedSpec:
         raise SpecError(label, "", f"unknown version {version!r}; vendored versions: {known}")
     entry = manifest[relative]
     verify_file(spec_dir, entry)
-    text = (spec_dir / relative).read_text(encoding="utf-8")
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SpecError(label, "", f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    document = read_spec_json(spec_dir / relative, label)
     if not isinstance(document, dict):
         raise SpecError(label, "", f"the schema root must be an object, not {type(document).__name__}")
     applied = []
