@@ -1,0 +1,85 @@
+"""Every Python block of the README runs as printed and passes `mypy --strict`.
+
+The blocks are taken from README.md itself, so an edit of the README is tested as it stands. A block that serves
+(`server.run_stdio()`) is saved as `server.py` beside the others, which is how the README's client block finds it;
+every other block runs on its own, in a fresh interpreter, from that directory.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+FENCE = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+SERVER_MARK = "server.run_stdio()"
+
+
+def python_blocks() -> list[str]:
+    return FENCE.findall(README.read_text(encoding="utf-8"))
+
+
+def _write_blocks(directory: Path) -> list[Path]:
+    """Every block as a file: the serving block as server.py, the others as block_N.py (N in README order)."""
+    files = []
+    for number, block in enumerate(python_blocks(), start=1):
+        path = directory / ("server.py" if SERVER_MARK in block else f"block_{number}.py")
+        assert not path.exists(), f"two README blocks would both be {path.name}"
+        path.write_text(block, encoding="utf-8")
+        files.append(path)
+    return files
+
+
+def test_the_readme_has_the_blocks_this_test_relies_on() -> None:
+    blocks = python_blocks()
+    assert len(blocks) >= 3, "expected the bindings, server and client examples"
+    assert sum(SERVER_MARK in block for block in blocks) == 1
+    assert any("connect_stdio" in block and '"server.py"' in block for block in blocks)
+
+
+@pytest.mark.slow
+def test_every_block_type_checks_strictly(tmp_path: Path) -> None:
+    files = _write_blocks(tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--config-file",
+            str(REPO / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            *[str(path) for path in files],
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("number", range(1, len(python_blocks()) + 1))
+def test_every_block_runs(number: int, tmp_path: Path) -> None:
+    files = _write_blocks(tmp_path)
+    block = files[number - 1]
+    if block.name == "server.py":
+        pytest.skip("the server block runs as the client block's server")
+    done = subprocess.run(
+        [sys.executable, str(block)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, f"README block {number} failed:\n{done.stdout}\n{done.stderr}"
+    # The comments that show output must be what the block prints.
+    expected = re.findall(r"print\(.*\)\s+# (.+)$", block.read_text(encoding="utf-8"), re.MULTILINE)
+    assert done.stdout.splitlines() == expected
