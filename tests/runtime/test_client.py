@@ -1,10 +1,12 @@
 """mcpgen_runtime.client against a real peer: a fake MCP server built from nothing but a raw ``Session`` and a request
 handler written here, over in-memory streams. Covers the handshake (each version, unsupported answers), capability
 gating, the list caches and their re-fetch on list_changed, server -> client requests, notifications, concurrency,
-timeouts and cancellation."""
+timeouts and cancellation, and what the client does with answers it cannot use and lists that never end."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,6 +26,8 @@ from mcpgen_runtime.client import (
     ClientContext,
     InvalidResultError,
     ListCache,
+    MalformedResponseError,
+    PaginationError,
     UnsupportedVersionError,
     VersionMismatchError,
 )
@@ -366,6 +370,38 @@ async def test_list_changed_during_a_fetch_is_not_lost() -> None:
         assert client.cache("tools").fetches == 2
 
 
+@pytest.mark.parametrize("kind", ["tools", "prompts", "resources"])
+async def test_list_walks_stop_at_max_pages(kind: str) -> None:
+    fake = FakeServer(version="2025-11-25")
+    fake.page_size = 1  # 5 tools, 3 prompts, 3 resources: one page each
+    async with connected(fake, max_pages=2) as client:
+        with pytest.raises(PaginationError, match="max_pages=2") as info:
+            await getattr(client, kind)()
+        assert info.value.pages == 2 and info.value.cursor == "2"
+        assert not client.cache(kind).cached
+        client.max_pages = 10
+        assert len(await getattr(client, kind)()) == len(getattr(fake, kind))
+
+
+async def test_a_cursor_the_server_repeats_stops_the_walk() -> None:
+    fake = FakeServer(version="2025-11-25")
+    fake.page_size = 1
+    original = fake.page
+
+    def cycling(items: list[dict[str, Any]], key: str, params: JSONParams) -> dict[str, Any]:
+        page = original(items, key, params)
+        if page.get("nextCursor") == "3":
+            page["nextCursor"] = "1"  # 1 -> 2 -> 3 is sent as 1 again
+        return page
+
+    fake.page = cycling  # type: ignore[method-assign]
+    async with connected(fake) as client:
+        with pytest.raises(PaginationError, match="repeated a cursor") as info:
+            await client.tools()
+        assert info.value.pages == 3 and info.value.cursor == "1"
+        assert fake.methods().count("tools/list") == 3
+
+
 async def test_list_cache_gives_up_refetching_when_the_list_never_settles() -> None:
     cache: ListCache[int] = ListCache(lambda: changing(), max_refetches=2)
     calls = 0
@@ -568,6 +604,46 @@ async def test_cancelling_a_call_cancels_it_on_the_server() -> None:
         # Other calls are unaffected.
         result = await api.call_tool(v4.CallToolRequestParams(name="echo", arguments={"value": 1}))
         assert not result.is_error
+
+
+async def test_an_infinite_per_call_timeout_waits_without_limit() -> None:
+    async with connected(FakeServer(version="2025-11-25"), request_timeout=0.001) as client:
+        api = client.stub(v4.client.ClientStub, timeout=math.inf)
+        result = await api.call_tool(v4.CallToolRequestParams(name="echo", arguments={"value": 1}))
+        assert not result.is_error
+
+
+async def test_an_answer_with_an_id_but_no_result_fails_the_call_at_once_over_any_stream() -> None:
+    """Client.connect guards every stream (here an in-memory one): the session alone would take the frame for a
+    request without a method, answer it, and leave the call waiting."""
+    client_end, server_end = memory_stream_pair()
+
+    async def serve() -> None:
+        while True:
+            try:
+                message = json.loads(await server_end.receive())
+            except anyio.EndOfStream:
+                return
+            if "id" not in message or "method" not in message:
+                continue
+            if message["method"] == "initialize":
+                result = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "s", "version": "1"},
+                }
+                answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            else:
+                answer = {"jsonrpc": "2.0", "id": message["id"]}
+            await server_end.send(json.dumps(answer).encode())
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve)
+            async with Client.connect(client_end, request_timeout=60) as client:
+                with pytest.raises(MalformedResponseError, match='neither "result" nor "error"'):
+                    await client.stub(v4.client.ClientStub).ping()
+            tg.cancel_scope.cancel()
 
 
 async def test_calls_after_close_fail_cleanly() -> None:

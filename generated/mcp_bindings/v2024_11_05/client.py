@@ -3,8 +3,9 @@
 
 ClientStub sends through any `base.Peer` (the runtime's session): one typed method per request a
 client may send, one per client notification, and list_all_* helpers that walk `nextCursor` to the
-end. ClientHandlers is the base for answering server -> client requests (sampling, elicitation,
-roots); CLIENT_ROUTES dispatches them.
+end. A server may paginate forever, so a walk raises PaginationError when the server repeats a
+cursor or after `max_pages` pages (default MAX_PAGES). ClientHandlers is the base for answering
+server -> client requests (sampling, elicitation, roots); CLIENT_ROUTES dispatches them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,46 @@ from mcp_bindings.base import ContextT
 
 from . import models as _m
 
-__all__ = ["CLIENT_NOTIFICATION_ROUTES", "CLIENT_ROUTES", "ClientHandlers", "ClientStub", "implemented"]
+__all__ = [
+    "CLIENT_NOTIFICATION_ROUTES",
+    "CLIENT_ROUTES",
+    "MAX_PAGES",
+    "ClientHandlers",
+    "ClientStub",
+    "PaginationError",
+    "implemented",
+]
+
+MAX_PAGES: Final = 1000
+"""How many pages a list_all_* helper requests at most (its `max_pages` default)."""
+
+
+class PaginationError(Exception):
+    """A list_all_* walk stopped: the server repeated a cursor, or there were more than `max_pages` pages."""
+
+    def __init__(self, helper: str, pages: int, cursor: str, reason: str) -> None:
+        shown = cursor if len(cursor) <= 64 else cursor[:64] + "..."
+        super().__init__(f"{helper}: {reason} after {pages} page(s) (next cursor {shown!r}); stopped")
+        self.helper = helper
+        self.pages = pages
+        self.cursor = cursor
+
+
+class _Cursors:
+    """The cursors one walk has followed: refuses a repeated one and a page past `max_pages`."""
+
+    def __init__(self, helper: str, max_pages: int) -> None:
+        self.helper = helper
+        self.max_pages = max_pages
+        self.seen: set[str] = set()
+
+    def follow(self, cursor: str) -> None:
+        pages = len(self.seen) + 1
+        if cursor in self.seen:
+            raise PaginationError(self.helper, pages, cursor, "the server repeated a cursor")
+        if pages >= self.max_pages:
+            raise PaginationError(self.helper, pages, cursor, f"more pages than max_pages={self.max_pages}")
+        self.seen.add(cursor)
 
 
 class ClientStub:
@@ -81,9 +121,13 @@ class ClientStub:
         """`resources/unsubscribe`: Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request."""
         return await self.peer.send_request(_m.UnsubscribeRequest, params)
 
-    async def list_all_prompts(self) -> list[_m.Prompt]:
-        """Every page of `list_prompts`, following `nextCursor` to the end."""
+    async def list_all_prompts(self, *, max_pages: int = MAX_PAGES) -> list[_m.Prompt]:
+        """Every page of `list_prompts`, following `nextCursor` to the end.
+
+        Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
+        """
         items: list[_m.Prompt] = []
+        cursors = _Cursors("list_all_prompts", max_pages)
         cursor: str | None = None
         while True:
             result = await self.list_prompts(None if cursor is None else _m.ListPromptsRequestParams(cursor=cursor))
@@ -91,10 +135,15 @@ class ClientStub:
             cursor = result.next_cursor
             if not cursor:
                 return items
+            cursors.follow(cursor)
 
-    async def list_all_resource_templates(self) -> list[_m.ResourceTemplate]:
-        """Every page of `list_resource_templates`, following `nextCursor` to the end."""
+    async def list_all_resource_templates(self, *, max_pages: int = MAX_PAGES) -> list[_m.ResourceTemplate]:
+        """Every page of `list_resource_templates`, following `nextCursor` to the end.
+
+        Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
+        """
         items: list[_m.ResourceTemplate] = []
+        cursors = _Cursors("list_all_resource_templates", max_pages)
         cursor: str | None = None
         while True:
             result = await self.list_resource_templates(
@@ -104,10 +153,15 @@ class ClientStub:
             cursor = result.next_cursor
             if not cursor:
                 return items
+            cursors.follow(cursor)
 
-    async def list_all_resources(self) -> list[_m.Resource]:
-        """Every page of `list_resources`, following `nextCursor` to the end."""
+    async def list_all_resources(self, *, max_pages: int = MAX_PAGES) -> list[_m.Resource]:
+        """Every page of `list_resources`, following `nextCursor` to the end.
+
+        Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
+        """
         items: list[_m.Resource] = []
+        cursors = _Cursors("list_all_resources", max_pages)
         cursor: str | None = None
         while True:
             result = await self.list_resources(None if cursor is None else _m.ListResourcesRequestParams(cursor=cursor))
@@ -115,10 +169,15 @@ class ClientStub:
             cursor = result.next_cursor
             if not cursor:
                 return items
+            cursors.follow(cursor)
 
-    async def list_all_tools(self) -> list[_m.Tool]:
-        """Every page of `list_tools`, following `nextCursor` to the end."""
+    async def list_all_tools(self, *, max_pages: int = MAX_PAGES) -> list[_m.Tool]:
+        """Every page of `list_tools`, following `nextCursor` to the end.
+
+        Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
+        """
         items: list[_m.Tool] = []
+        cursors = _Cursors("list_all_tools", max_pages)
         cursor: str | None = None
         while True:
             result = await self.list_tools(None if cursor is None else _m.ListToolsRequestParams(cursor=cursor))
@@ -126,6 +185,7 @@ class ClientStub:
             cursor = result.next_cursor
             if not cursor:
                 return items
+            cursors.follow(cursor)
 
     async def notify_cancelled(self, params: _m.CancelledNotificationParams) -> None:
         """Send `notifications/cancelled`."""

@@ -4,12 +4,20 @@ Where it sits: in the ``client`` layer, on top of ``jsonrpc.session.Session`` (J
 ping) and any ``MessageStream`` (``transports``: stdio, streamable HTTP); below user code, which calls the generated
 ``ClientStub`` of the negotiated version (``client.api`` / ``client.stub(...)``). ``Client`` implements
 ``mcp_bindings.base.Peer``: every stub call comes through ``send_request``, which is where version checks,
-capability gating, timeouts and result parsing happen. Server -> client requests (sampling, elicitation, roots) are
-answered by a user subclass of a generated ``ClientHandlers`` through that version's ``CLIENT_ROUTES``. A handler
-returns the result model or a plain dict (annotate it ``-> Any`` or ``-> dict[str, Any]`` with an ignore, since the
-stub says model); either is validated against the negotiated version's result model
-(``protocol.results.as_result``), and one that does not validate is answered -32603 with the field paths, and
-logged. ``client_support`` holds the version registry, the errors and the list cache.
+capability gating, timeouts and result parsing happen.
+
+What a misbehaving server can do to a call is bounded: every request has a timeout (``DEFAULT_REQUEST_TIMEOUT``,
+300 s, unless configured); an answer that arrives but cannot be delivered (damaged JSON, over a size limit, an
+``id`` without ``result`` or ``error``) raises ``MalformedResponseError`` at once where the transport can tell whose
+answer it was (``transports.delivery``: always over HTTP; over stdio when the id can be read); list walks stop on a
+repeated cursor and after ``max_pages`` pages (``PaginationError``).
+
+Server -> client requests (sampling, elicitation, roots) are answered by a user subclass of a generated
+``ClientHandlers`` through that version's ``CLIENT_ROUTES``. A handler returns the result model or a plain dict
+(annotate it ``-> Any`` or ``-> dict[str, Any]`` with an ignore, since the stub says model); either is validated
+against the negotiated version's result model (``protocol.results.as_result``), and one that does not validate is
+answered -32603 with the field paths, and logged. ``client_support`` holds the version registry, the errors, the
+defaults and the list cache.
 
 Only the handshake-era versions are spoken (2024-11-05 .. 2025-11-25); 2026-07-28 has no ``initialize`` at all.
 """
@@ -17,11 +25,11 @@ Only the handshake-era versions are spoken (2024-11-05 .. 2025-11-25); 2026-07-2
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -32,11 +40,15 @@ from ..jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCErr
 from ..jsonrpc.session import Session
 from ..jsonrpc.streams import MessageStream
 from ..protocol.results import ResultValidationError, as_result
+from ..transports.delivery import DEFAULT_MAX_MESSAGE_BYTES, AnswerGuard, SSEReconnect, undeliverable_reason
 from ..transports.stdio import open_subprocess_stream
 from .client_support import (
+    DEFAULT_MAX_PAGES,
+    DEFAULT_REQUEST_TIMEOUT,
     LATEST_VERSION,
     LIST_CHANGED,
     MODELS_MODULE_VERSION,
+    STUB_PAGINATION_ERRORS,
     SUPPORTED_VERSIONS,
     VERSIONS,
     AnyClientHandlers,
@@ -51,6 +63,8 @@ from .client_support import (
     ClientError,
     InvalidResultError,
     ListCache,
+    MalformedResponseError,
+    PaginationError,
     UnsupportedVersionError,
     VersionMismatchError,
     VersionSpec,
@@ -61,6 +75,8 @@ from .client_support import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_PAGES",
+    "DEFAULT_REQUEST_TIMEOUT",
     "LATEST_VERSION",
     "SUPPORTED_VERSIONS",
     "AnyClientHandlers",
@@ -70,13 +86,19 @@ __all__ = [
     "ClientContext",
     "ClientError",
     "InvalidResultError",
+    "MalformedResponseError",
+    "PaginationError",
     "UnsupportedVersionError",
     "VersionMismatchError",
 ]
 
+if TYPE_CHECKING:
+    import httpx2  # only for the annotation: stdio clients never import it
+
 logger = logging.getLogger(__name__)
 
 StubT = TypeVar("StubT", bound=AnyClientStub)
+T = TypeVar("T")
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
 
@@ -112,6 +134,9 @@ class Client:
     Calls go through ``client.api``, the negotiated version's generated ``ClientStub`` (typed as the union of the
     four; narrow it with ``client.stub(v2025_11_25.client.ClientStub)``, which also takes per-call ``timeout`` and
     ``progress_callback``). ``tools()`` / ``prompts()`` / ``resources()`` / ``resource_templates()`` are cached.
+
+    ``request_timeout`` (seconds, default ``DEFAULT_REQUEST_TIMEOUT`` = 300; None waits forever) bounds every call
+    that names no timeout of its own; ``max_pages`` (default ``DEFAULT_MAX_PAGES`` = 1000) bounds the list walks.
     """
 
     def __init__(
@@ -120,11 +145,12 @@ class Client:
         handlers: AnyClientHandlers | None = None,
         client_info: Mapping[str, Any] | None = None,
         capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = None,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        max_pages: int = DEFAULT_MAX_PAGES,
     ) -> None:
         """Prefer ``connect``; this only holds the configuration. ``capabilities`` is merged over the advertised
         ones (which come from the ``handlers`` methods actually overridden); ``request_timeout`` is the default
-        timeout of every request (None: wait forever)."""
+        timeout of every request (None: wait forever); ``max_pages`` the most pages one list walk requests."""
         self._handlers = handlers
         self._handler_version = self._version_of_handlers(handlers) if handlers is not None else None
         self._implemented: frozenset[str] = (
@@ -135,6 +161,9 @@ class Client:
         self._client_info = dict(client_info or {"name": "mcpgen-client", "version": "0.1.0"})
         self._extra_capabilities = dict(capabilities or {})
         self.request_timeout = request_timeout
+        if max_pages < 1:
+            raise ValueError(f"max_pages must be at least 1, not {max_pages}")
+        self.max_pages = max_pages
         self._session: Session | None = None
         self._spec: VersionSpec | None = None
         self._api: AnyClientStub | None = None
@@ -160,18 +189,28 @@ class Client:
         handlers: AnyClientHandlers | None = None,
         client_info: Mapping[str, Any] | None = None,
         capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = None,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         initialize_timeout: float | None = 30.0,
+        max_pages: int = DEFAULT_MAX_PAGES,
+        guard_answers: bool = True,
     ) -> AsyncIterator[Client]:
         """Run a session over ``stream``, initialize, and yield the client; the session (and stream) close on exit.
 
         Without ``version``, the newest supported version is offered and any supported answer is accepted; with
         it, exactly that version is offered and required. Any other answer raises ``UnsupportedVersionError``
-        after the connection is closed.
+        after the connection is closed. ``request_timeout`` and ``max_pages`` as for ``Client``. With
+        ``guard_answers`` the stream is wrapped in ``transports.delivery.AnswerGuard``, which fails a call at once
+        when its answer cannot be delivered (``connect_http`` turns it off: the HTTP transport does this itself).
         """
         client = cls(
-            handlers=handlers, client_info=client_info, capabilities=capabilities, request_timeout=request_timeout
+            handlers=handlers,
+            client_info=client_info,
+            capabilities=capabilities,
+            request_timeout=request_timeout,
+            max_pages=max_pages,
         )
+        if guard_answers:
+            stream = AnswerGuard(stream)
         session = Session(stream, request_handler=client._on_request, notification_handler=client._on_notification)
         async with session:
             client._session = session
@@ -191,8 +230,9 @@ class Client:
         handlers: AnyClientHandlers | None = None,
         client_info: Mapping[str, Any] | None = None,
         capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = None,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         initialize_timeout: float | None = 30.0,
+        max_pages: int = DEFAULT_MAX_PAGES,
     ) -> AsyncIterator[Client]:
         """Start ``command`` as a stdio server and ``connect`` to it; the child is shut down on exit (the MCP stdio
         sequence: close its stdin, then SIGTERM, then SIGKILL)."""
@@ -206,6 +246,7 @@ class Client:
                 capabilities=capabilities,
                 request_timeout=request_timeout,
                 initialize_timeout=initialize_timeout,
+                max_pages=max_pages,
             ) as client,
         ):
             yield client
@@ -213,15 +254,35 @@ class Client:
     @classmethod
     @asynccontextmanager
     async def connect_http(
-        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
+        reconnect: SSEReconnect | None = None,
+        **options: Any,
     ) -> AsyncIterator[Client]:
         """``connect`` to a streamable HTTP server at ``url`` (e.g. http://127.0.0.1:8000/mcp); ``options`` as for
-        ``connect``. The HTTP session is ended (DELETE) on exit."""
+        ``connect`` (``request_timeout``, ``max_pages``, ...). The HTTP session is ended (DELETE) on exit.
+
+        ``http_client`` (an ``httpx2.AsyncClient``) replaces the default one; ``max_message_bytes`` bounds one JSON
+        body or SSE event (a larger answer fails its call with ``MalformedResponseError``); ``reconnect`` is how SSE
+        streams the server closes early are resumed (``transports.delivery.SSEReconnect``: honours ``retry:``,
+        capped, with a bounded number of reconnections). An exception raised in the ``async with`` body comes out
+        as itself, as over stdio.
+        """
         from ..transports.http_client import open_http_stream  # only HTTP clients need httpx2
 
         async with (
-            open_http_stream(url, dict(headers) if headers else None) as stream,
-            cls.connect(stream, **options) as client,
+            open_http_stream(
+                url,
+                dict(headers) if headers else None,
+                http_client=http_client,
+                max_message_bytes=max_message_bytes,
+                reconnect=reconnect,
+            ) as stream,
+            cls.connect(stream, guard_answers=False, **options) as client,
         ):
             yield client
 
@@ -235,7 +296,7 @@ class Client:
             capabilities=offered.package.ClientCapabilities.model_validate(self.client_capabilities),
             client_info=offered.package.Implementation.model_validate(self._client_info),
         )
-        raw = await self.session.request("initialize", params.model_dump(mode="json"), timeout=timeout)
+        raw = await self._send("initialize", params.model_dump(mode="json"), timeout, None)
         answered = raw.get("protocolVersion")
         accepted = (version,) if version is not None else SUPPORTED_VERSIONS
         if answered not in accepted:
@@ -363,9 +424,10 @@ class Client:
         progress_callback: ProgressCallback | None = None,
     ) -> ResultT:
         """Send one typed request and parse its result. ``timeout`` (seconds; None: the client's
-        ``request_timeout``) raises ``TimeoutError`` and tells the server with ``notifications/cancelled``, as does
-        cancelling the calling task. Raises ``CapabilityError`` (nothing sent), ``JSONRPCError`` (the server's
-        error), ``InvalidResultError`` and ``SessionClosedError``."""
+        ``request_timeout``; ``math.inf``: no limit) raises ``TimeoutError`` and tells the server with
+        ``notifications/cancelled``, as does cancelling the calling task. Raises ``CapabilityError`` (nothing sent),
+        ``JSONRPCError`` (the server's error), ``MalformedResponseError`` (an answer that cannot be used, at once),
+        ``InvalidResultError`` and ``SessionClosedError``."""
         spec = self._check_version(request_type)
         method = request_type.METHOD
         route = spec.server_routes.get(method)
@@ -375,16 +437,29 @@ class Client:
             and not has_path(self.server_capabilities, route.capability)
         ):
             raise CapabilityError(method, route.capability)
-        raw = await self.session.request(
-            method,
-            self._dump(params),
-            timeout=timeout if timeout is not None else self.request_timeout,
-            progress_callback=progress_callback,
+        raw = await self._send(
+            method, self._dump(params), timeout if timeout is not None else self.request_timeout, progress_callback
         )
         try:
             return cast(ResultT, spec.package.parse_result(method, raw))
         except ValidationError as exc:
             raise InvalidResultError(f"invalid {method} result for MCP {spec.version}: {exc}") from exc
+
+    async def _send(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        progress_callback: ProgressCallback | None,
+    ) -> dict[str, Any]:
+        try:
+            return await self.session.request(method, params, timeout=timeout, progress_callback=progress_callback)
+        except JSONRPCError as exc:
+            # The transport's own "arrived but cannot be delivered" error, not one the server sent.
+            reason = undeliverable_reason(exc)
+            if reason is None:
+                raise
+            raise MalformedResponseError(method, reason) from None
 
     def _check_version(self, message_type: type[Any]) -> VersionSpec:
         spec = self._negotiated()
@@ -428,16 +503,23 @@ class Client:
         return self._caches[name]
 
     async def _fetch_tools(self) -> Sequence[AnyTool]:
-        return await self.api.list_all_tools()
+        return await self._walk(self.api.list_all_tools)
 
     async def _fetch_prompts(self) -> Sequence[AnyPrompt]:
-        return await self.api.list_all_prompts()
+        return await self._walk(self.api.list_all_prompts)
 
     async def _fetch_resources(self) -> Sequence[AnyResource]:
-        return await self.api.list_all_resources()
+        return await self._walk(self.api.list_all_resources)
 
     async def _fetch_resource_templates(self) -> Sequence[AnyResourceTemplate]:
-        return await self.api.list_all_resource_templates()
+        return await self._walk(self.api.list_all_resource_templates)
+
+    async def _walk(self, list_all: Callable[..., Awaitable[Sequence[T]]]) -> Sequence[T]:
+        """One stub walk bounded by ``max_pages``; the stub's per-version PaginationError becomes ours."""
+        try:
+            return await list_all(max_pages=self.max_pages)
+        except STUB_PAGINATION_ERRORS as exc:
+            raise PaginationError(str(exc), exc.pages, exc.cursor) from exc
 
     # -- what the server sends us ----------------------------------------------------------------------------------
 

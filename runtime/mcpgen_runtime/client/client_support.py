@@ -1,6 +1,6 @@
 """The parts of the typed MCP client that do not need a connection: the registry of the MCP versions it speaks
-(their generated packages, stubs and routes), type aliases over those versions, the client's errors, capability
-paths, params validation for incoming messages, and the list cache behind ``client.tools()``.
+(their generated packages, stubs and routes), type aliases over those versions, the client's errors and defaults,
+capability paths, params validation for incoming messages, and the list cache behind ``client.tools()``.
 
 Where it sits: in the ``client`` layer, imported by ``client`` (the ``Client`` itself), split out to keep that
 module about the connection. Only the handshake-era versions are here (2024-11-05 .. 2025-11-25): 2026-07-28 has no
@@ -36,7 +36,10 @@ from mcp_bindings.v2025_11_25 import server as _s4
 from ..jsonrpc.envelopes import InvalidParams, JSONParams
 
 __all__ = [
+    "DEFAULT_MAX_PAGES",
+    "DEFAULT_REQUEST_TIMEOUT",
     "LATEST_VERSION",
+    "STUB_PAGINATION_ERRORS",
     "SUPPORTED_VERSIONS",
     "AnyClientHandlers",
     "AnyClientStub",
@@ -50,6 +53,8 @@ __all__ = [
     "ClientError",
     "InvalidResultError",
     "ListCache",
+    "MalformedResponseError",
+    "PaginationError",
     "UnsupportedVersionError",
     "VersionMismatchError",
 ]
@@ -112,6 +117,17 @@ VERSIONS: Final[dict[str, VersionSpec]] = {
 }
 SUPPORTED_VERSIONS: Final[tuple[str, ...]] = tuple(VERSIONS)
 LATEST_VERSION: Final = "2025-11-25"
+# Seconds a request may take before it raises TimeoutError (and the server is sent notifications/cancelled). The
+# official Python SDK gives up on an SSE stream after 300 s of silence (its HTTP read timeout) and sets no timeout on
+# the request itself; 300 s as a whole-request limit bounds the same wait on every transport (a server answering
+# with the wrong id over stdio, one that holds a stream open and never answers) while leaving room for slow tools.
+# None (on the client) or math.inf (per call) waits forever.
+DEFAULT_REQUEST_TIMEOUT: Final = 300.0
+# Pages a list walk (client.tools() and friends) requests at most: each page is a round trip and its items are kept,
+# so a server that hands out a new nextCursor forever must be stopped (the stubs' own default, MAX_PAGES, is the same).
+DEFAULT_MAX_PAGES: Final = 1000
+# The stubs' list_all_* helpers raise their version's PaginationError; the client raises this module's instead.
+STUB_PAGINATION_ERRORS: Final = (_c1.PaginationError, _c2.PaginationError, _c3.PaginationError, _c4.PaginationError)
 # A request class is defined in `<package>.models`; this says which version a class passed to send_request is from.
 MODELS_MODULE_VERSION: Final = {f"{v.package.__name__}.models": v.version for v in VERSIONS.values()}
 # Which cache a list_changed notification invalidates (resource templates go with resources: one notification).
@@ -153,6 +169,27 @@ class VersionMismatchError(ClientError):
 
 class InvalidResultError(ClientError):
     """The server's result does not validate as the method's result class of the negotiated version."""
+
+
+class MalformedResponseError(ClientError):
+    """The answer to a call arrived but could not be delivered: not JSON, over the transport's size limit, or an
+    object with the call's id but neither ``result`` nor ``error``. Raised at once, instead of a wait for the
+    timeout; ``reason`` says which."""
+
+    def __init__(self, method: str, reason: str) -> None:
+        super().__init__(f"the server's answer to {method!r} cannot be used: {reason}")
+        self.method = method
+        self.reason = reason
+
+
+class PaginationError(ClientError):
+    """A list walk (``client.tools()`` and friends) stopped: the server repeated a cursor, or had more pages than the
+    client's ``max_pages``. ``pages`` were fetched; ``cursor`` is the next cursor the server sent."""
+
+    def __init__(self, message: str, pages: int, cursor: str) -> None:
+        super().__init__(message)
+        self.pages = pages
+        self.cursor = cursor
 
 
 def has_path(capabilities: Mapping[str, Any], path: str) -> bool:

@@ -8,6 +8,17 @@ through to keep the wire state: the ``Mcp-Session-Id`` of the ``initialize`` ans
 ``protocolVersion`` (sent back as ``MCP-Protocol-Version``), ``notifications/initialized`` (time to open the GET
 stream) and ``notifications/cancelled`` (time to drop the cancelled request's POST).
 
+Every request POST ends with an answer for each of its ids, never with a silent wait:
+
+- an answer that cannot be delivered (not JSON, over ``max_message_bytes``, an object with the id but neither
+  ``result`` nor ``error``) fails its request at once (``delivery.undeliverable_frame``, which the typed client
+  raises as ``MalformedResponseError``); damage that names no id fails every request of that POST still waiting;
+- an SSE stream the server closes (or that breaks) before the answer is resumed (MCP 2025-11-25): after the
+  ``retry:`` the server sent, GET with ``Last-Event-ID``, within the bounds of ``delivery.SSEReconnect``; the
+  standalone GET stream is resumed the same way;
+- anything else (HTTP errors, a 202, a stream that cannot be resumed) becomes an error response with the request's
+  id, so the session's call raises ``JSONRPCError`` instead of waiting for its timeout.
+
 httpx2 is the HTTP client the official MCP SDK (``mcp>=2``) depends on; it is httpx under a new name.
 """
 
@@ -18,6 +29,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -39,8 +51,16 @@ from ..jsonrpc.envelopes import (
     error_response,
     is_request_id,
 )
+from .delivery import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    SSEReconnect,
+    incomplete,
+    malformed,
+    strict_loads,
+    undeliverable_frame,
+)
 
-__all__ = ["HTTPClientStream", "open_http_stream"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTPClientStream", "SSEReconnect", "open_http_stream"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +69,37 @@ PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
 LAST_EVENT_ID_HEADER: Final = "last-event-id"
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
-# The GET stream is best effort: a few reconnections after a drop, then the session lives on without it.
-GET_RECONNECT_ATTEMPTS: Final = 3
-DEFAULT_RECONNECT_DELAY: Final = 1.0
+
+_Failure = tuple[int, str]
+
+
+@dataclass(slots=True)
+class _Position:
+    """Where an SSE stream stands: what a reconnection sends as ``Last-Event-ID``, and how long it waits first."""
+
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    messages: int = 0  # JSON-RPC messages delivered since the last (re)connection
+
+
+@dataclass(slots=True)
+class _Attempts:
+    """Reconnections of one SSE stream, counted against ``SSEReconnect``'s bounds."""
+
+    policy: SSEReconnect
+    failed: int = 0  # in a row that could not open a stream
+    idle: int = 0  # in a row that delivered no JSON-RPC message (failed ones included)
+
+    def record(self, status: int, messages: int) -> None:
+        self.failed = 0 if status == 200 else self.failed + 1
+        self.idle = 0 if messages else self.idle + 1
+
+    def exhausted(self) -> str | None:
+        if self.failed >= self.policy.max_failures:
+            return f"{self.failed} reconnection(s) in a row failed"
+        if self.idle >= self.policy.max_reconnects:
+            return f"{self.idle} reconnection(s) in a row brought no message"
+        return None
 
 
 class HTTPClientStream:
@@ -65,7 +113,8 @@ class HTTPClientStream:
         headers: Mapping[str, str] | None = None,
         terminate_on_close: bool = True,
         close_timeout: float = 5.0,
-        max_sse_event_size: int | None = 64 * 1024 * 1024,
+        max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
+        reconnect: SSEReconnect | None = None,
     ) -> None:
         self.url = url
         self.session_id: str | None = None
@@ -74,11 +123,14 @@ class HTTPClientStream:
         self._headers = dict(headers or {})
         self._terminate_on_close = terminate_on_close
         self._close_timeout = close_timeout
-        self._max_sse_event_size = max_sse_event_size
+        self._max_message_bytes = max_message_bytes
+        self._reconnect = reconnect or SSEReconnect()
         # Unbounded: the HTTP readers must never wait on the session (it may be busy sending on our POST lock).
         self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](math.inf)
         self._initialize_ids: set[RequestId] = set()
         self._posts: dict[RequestId, anyio.CancelScope] = {}  # request POSTs in flight, to drop on cancellation
+        # Each request in flight -> the set of its POST's unanswered ids (an answer may come on any stream).
+        self._waiting: dict[RequestId, set[RequestId]] = {}
         self._get_started = False
         self._closed = False
         self._stop = anyio.Event()
@@ -112,9 +164,11 @@ class HTTPClientStream:
         if ids:
             # Requests run as tasks: their answers may take long, and many may be in flight at once.
             scope = anyio.CancelScope()
+            remaining = set(ids)
             for request_id in ids:
                 self._posts[request_id] = scope
-            self._tg.start_soon(self._post_request, frame, ids, scope)
+                self._waiting[request_id] = remaining
+            self._tg.start_soon(self._post_request, frame, ids, remaining, scope)
             return
         await self._post_message(frame, isinstance(decoded, Invalid))
         for item in items:
@@ -173,30 +227,41 @@ class HTTPClientStream:
             # Nobody waits for an answer here, so a log line is all a rejected notification can become.
             logger.warning("server rejected a message with HTTP %s: %s", response.status_code, response.text[:200])
 
-    async def _post_request(self, frame: bytes, ids: list[RequestId], scope: anyio.CancelScope) -> None:
-        remaining = set(ids)
-        failure: tuple[int, str] = (ErrorCode.CONNECTION_CLOSED, "connection closed before the response arrived")
+    async def _post_request(
+        self, frame: bytes, ids: list[RequestId], remaining: set[RequestId], scope: anyio.CancelScope
+    ) -> None:
+        failure: _Failure | None = (ErrorCode.CONNECTION_CLOSED, "connection closed before the response arrived")
         headers = {**self._request_headers(), "content-type": JSON}
+        position = _Position()
         with scope:
             try:
                 async with self._client.stream("POST", self.url, content=frame, headers=headers) as response:
-                    failure = await self._read_answer(response, ids, remaining)
-            except (httpx2.HTTPError, httpx2.SSEError) as exc:
+                    failure = await self._read_answer(response, ids, remaining, position)
+                if failure is None and remaining:
+                    failure = await self._resume(remaining, position)
+            except httpx2.HTTPError as exc:
                 failure = (ErrorCode.CONNECTION_CLOSED, f"HTTP request failed: {exc!r}")
             finally:
                 for request_id in ids:
                     if self._posts.get(request_id) is scope:
                         del self._posts[request_id]
+                    if self._waiting.get(request_id) is remaining:
+                        del self._waiting[request_id]
         if scope.cancel_called:
             return  # the session cancelled these requests; it waits for no answer
-        for request_id in list(remaining):  # a copy: _feed discards each answered id from `remaining`
+        if failure is None:
+            failure = (ErrorCode.CONNECTION_CLOSED, "the server ended the response without answering")
+        for request_id in list(remaining):  # a copy: answering discards from `remaining`
             # The session must not wait forever for an answer that cannot come.
-            self._feed(encode_frame(error_response(request_id, *failure)), remaining)
+            remaining.discard(request_id)
+            error = error_response(request_id, *failure)
+            self._pass_on(encode_frame(error), error)
 
     async def _read_answer(
-        self, response: httpx2.Response, ids: list[RequestId], remaining: set[RequestId]
-    ) -> tuple[int, str]:
-        """Feed the answers of one request POST; the error for ids left unanswered."""
+        self, response: httpx2.Response, ids: list[RequestId], remaining: set[RequestId], position: _Position
+    ) -> _Failure | None:
+        """Deliver the answers of one request POST. Returns the error for the ids left unanswered, or None when an
+        SSE stream ended early (``position`` then says where to resume it)."""
         status = response.status_code
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if status < 300 and self.session_id is None and SESSION_ID_HEADER in response.headers:
@@ -208,62 +273,165 @@ class HTTPClientStream:
             if content_type == JSON and len(ids) == 1:
                 # Servers put a JSON-RPC error in the body of a 4xx; keep its code, with our request id.
                 try:
-                    error = json.loads(await response.aread()).get("error")
+                    error = json.loads(await self._read_body(response, 65536)).get("error")
                     if isinstance(error, dict) and isinstance(error.get("code"), int):
                         return error["code"], str(error.get("message", f"HTTP {status}"))
                 except (ValueError, AttributeError, httpx2.HTTPError):
                     pass
             return (ErrorCode.CONNECTION_CLOSED if gone else ErrorCode.INTERNAL_ERROR), f"HTTP error {status}"
         if content_type == JSON:
-            self._feed(await response.aread(), remaining)
-        elif content_type == SSE:
-            async for event in httpx2.EventSource(response, max_event_size=self._max_sse_event_size):
-                if event.event in ("message", "") and event.data:
-                    self._feed(event.data.encode(), remaining)
-                if not remaining:
-                    break  # all answered: the server ends the stream too, but we need not wait for it
-        else:
-            return ErrorCode.INTERNAL_ERROR, f"unexpected content type {content_type!r} (HTTP {status})"
-        return ErrorCode.CONNECTION_CLOSED, "the server ended the response without answering"
+            try:
+                body = await self._read_body(response, self._max_message_bytes)
+            except ValueError as exc:
+                self._fail(remaining, str(exc))
+            else:
+                self._deliver(body, remaining)
+            return ErrorCode.CONNECTION_CLOSED, "the server's JSON answer did not answer the request"
+        if content_type == SSE:
+            return await self._read_events(response, remaining, position)
+        return ErrorCode.INTERNAL_ERROR, f"unexpected content type {content_type!r} (HTTP {status})"
+
+    @staticmethod
+    async def _read_body(response: httpx2.Response, limit: int | None) -> bytes:
+        """The whole body, or ``ValueError`` as soon as it is over ``limit`` bytes (nothing more is read)."""
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if limit is not None and len(body) > limit:
+                raise ValueError(f"a response body over the {limit}-byte limit")
+        return bytes(body)
+
+    async def _read_events(
+        self, response: httpx2.Response, remaining: set[RequestId] | None, position: _Position
+    ) -> _Failure | None:
+        """Deliver the messages of one SSE response until it ends (or, for a request's stream, until every id is
+        answered). A stream that breaks off counts as ended: whether it can be resumed is the caller's business."""
+        try:
+            async for event in httpx2.EventSource(response, max_event_size=self._max_message_bytes):
+                position.last_event_id = event.id or position.last_event_id
+                position.retry_ms = event.retry if event.retry is not None else position.retry_ms
+                if event.event == "message" and event.data:
+                    position.messages += 1
+                    self._deliver(event.data.encode(), remaining)
+                if remaining is not None and not remaining:
+                    return None  # all answered: the server ends the stream too, but we need not wait for it
+        except httpx2.SSEError as exc:
+            # Only the size limit raises here (the content type was checked): the event that broke it is lost.
+            if remaining is None:
+                logger.warning("dropped a message on the GET stream: %s", exc)
+                return ErrorCode.INTERNAL_ERROR, str(exc)
+            self._fail(remaining, f"an SSE event over the {self._max_message_bytes}-byte limit")
+        except httpx2.HTTPError as exc:
+            logger.debug("SSE stream broke off: %r", exc)
+        return None
+
+    async def _resume(self, remaining: set[RequestId], position: _Position) -> _Failure | None:
+        """Resume a request's SSE stream with GET and ``Last-Event-ID`` until its ids are answered (or give up)."""
+        if position.last_event_id is None:
+            return (
+                ErrorCode.CONNECTION_CLOSED,
+                "the server ended the response stream before answering, with no event id to resume from",
+            )
+        attempts = _Attempts(self._reconnect)
+        while remaining:
+            if (exhausted := attempts.exhausted()) is not None:
+                return ErrorCode.CONNECTION_CLOSED, f"gave up resuming the response stream: {exhausted}"
+            await anyio.sleep(self._reconnect.delay(position.retry_ms))
+            if not remaining:
+                break  # answered on another stream meanwhile
+            status = await self._reconnect_once(remaining, position)
+            if status == 405:
+                return ErrorCode.CONNECTION_CLOSED, "the response stream ended early and the server offers no GET"
+            if status == 404 and self.session_id is not None:
+                return ErrorCode.CONNECTION_CLOSED, "the session ended before the response arrived"
+            attempts.record(status, position.messages)
+        return None
+
+    async def _reconnect_once(self, remaining: set[RequestId] | None, position: _Position) -> int:
+        """One GET (with ``Last-Event-ID`` when there is one) whose messages are delivered; its HTTP status, or 0
+        when it could not be made."""
+        headers = self._request_headers(accept=SSE)
+        if position.last_event_id is not None:
+            headers[LAST_EVENT_ID_HEADER] = position.last_event_id
+        position.messages = 0
+        try:
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                status = response.status_code
+                content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if status != 200 or content_type != SSE:
+                    self._session_gone(status)
+                    logger.debug("GET answered HTTP %s (%s)", status, content_type)
+                    return status if status != 200 else 0
+                await self._read_events(response, remaining, position)
+                return status
+        except httpx2.HTTPError as exc:
+            logger.debug("GET failed: %r", exc)
+            return 0
 
     async def _get_stream(self) -> None:
-        """The standalone server->client stream: opened after initialization if the server offers it."""
-        attempts, delay, last_event_id = 0, DEFAULT_RECONNECT_DELAY, None
-        while attempts < GET_RECONNECT_ATTEMPTS and not self._closed:
-            headers = self._request_headers(accept=SSE)
-            if last_event_id is not None:
-                headers[LAST_EVENT_ID_HEADER] = last_event_id
-            try:
-                async with self._client.stream("GET", self.url, headers=headers) as response:
-                    if response.status_code != 200:
-                        # 405: the server offers no GET stream; 409: one is open already; 404: session gone.
-                        if not self._session_gone(response.status_code):
-                            logger.debug("no GET stream: HTTP %s", response.status_code)
-                        return
-                    attempts = 0
-                    async for event in httpx2.EventSource(response, max_event_size=self._max_sse_event_size):
-                        last_event_id = event.id or last_event_id
-                        delay = event.retry / 1000 if event.retry is not None else delay
-                        if event.event in ("message", "") and event.data:
-                            self._feed(event.data.encode(), None)
-            except (httpx2.HTTPError, httpx2.SSEError) as exc:
-                logger.debug("GET stream failed: %r", exc)
-            attempts += 1
-            await anyio.sleep(min(delay, 30.0))
+        """The standalone server->client stream: opened after initialization if the server offers it, and resumed
+        (``Last-Event-ID``, after the server's ``retry:``) when it ends, within ``SSEReconnect``'s bounds."""
+        position, attempts = _Position(), _Attempts(self._reconnect)
+        status = await self._reconnect_once(None, position)
+        while status not in (404, 405, 409) and (status == 200 or attempts.failed) and not self._closed:
+            # The stream ended, or a reconnection failed: come back for the rest, within bounds.
+            if (exhausted := attempts.exhausted()) is not None:
+                logger.info("GET stream given up: %s", exhausted)
+                return
+            await anyio.sleep(self._reconnect.delay(position.retry_ms))
+            status = await self._reconnect_once(None, position)
+            attempts.record(status, position.messages)
+        # 405: the server offers no GET stream; 409: one is open already; 404: the session is gone.
+        logger.debug("GET stream ended: HTTP %s", status)
 
-    def _feed(self, data: bytes, remaining: set[RequestId] | None) -> None:
-        """Pass one answer body / SSE message on to ``receive``, one frame per message (batches are split: the
-        session would refuse an array of responses)."""
+    # -- answers ---------------------------------------------------------------------------------------------------
+
+    def _fail(self, ids: set[RequestId], reason: str) -> None:
+        """Fail requests whose answer arrived but cannot be delivered, at once."""
+        for request_id in list(ids):
+            logger.warning("the answer to request %r cannot be delivered: %s", request_id, reason)
+            self._answered(request_id)
+            ids.discard(request_id)
+            frame = undeliverable_frame(request_id, reason)
+            self._pass_on(frame, json.loads(frame))
+
+    def _answered(self, request_id: RequestId) -> None:
+        remaining = self._waiting.pop(request_id, None)
+        if remaining is not None:
+            remaining.discard(request_id)
+
+    def _deliver(self, data: bytes, remaining: set[RequestId] | None) -> None:
+        """Pass one answer body / SSE message on to ``receive``, or fail the requests it cannot answer. ``remaining``
+        is the unanswered ids of the request stream it came on (None: the standalone GET stream)."""
+        value: Any = None
         try:
-            value = json.loads(data)
-        except ValueError:
-            logger.warning("dropping a malformed message from the server: %r", data[:200])
+            value = strict_loads(data)
+        except (ValueError, RecursionError):
+            verdict = malformed(data)
+        else:
+            verdict = incomplete(value)
+        if verdict is None:
+            self._pass_on(data, value)
             return
-        for item in value if isinstance(value, list) and value else [value]:
+        target = verdict.request_id
+        if target is not None and target in self._waiting:
+            self._fail({target}, verdict.reason)
+        elif verdict.malformed and remaining:
+            # Damage with no readable id, on the stream that carries these requests' answers: any of them.
+            self._fail(remaining, verdict.reason)
+        elif verdict.malformed:
+            logger.warning("dropping a malformed message from the server: %r", data[:200])
+        else:
+            self._pass_on(data, value)  # an id nobody waits for: the session answers it as an invalid request
+
+    def _pass_on(self, data: bytes, value: Any = None) -> None:
+        """One frame per message (batches are split: the session would refuse an array of responses). ``value`` is
+        ``data`` parsed, when it parsed (else the frame goes on as it is, for the session to answer)."""
+        items = value if isinstance(value, list) and value else [value]
+        for item in items:
             message = classify(item)
             if isinstance(message, Response | ErrorResponse) and message.id is not None:
-                if remaining is not None:
-                    remaining.discard(message.id)
+                self._answered(message.id)
                 if message.id in self._initialize_ids and isinstance(message, Response):
                     self._initialize_ids.discard(message.id)
                     version = message.result.get("protocolVersion") if isinstance(message.result, dict) else None
@@ -289,22 +457,30 @@ async def open_http_stream(
     """A ``MessageStream`` to the streamable HTTP MCP endpoint ``url`` (e.g. ``http://127.0.0.1:8000/mcp``).
 
     ``headers`` go on every request (auth, for one). ``sse_read_timeout`` bounds the silence on an SSE stream;
-    ``http_client`` replaces the default client (its own timeouts then apply). On exit the session is ended with
-    DELETE (unless ``terminate_on_close`` is false).
+    ``http_client`` replaces the default client (its own timeouts then apply). ``options`` go to
+    ``HTTPClientStream`` (``max_message_bytes``, ``reconnect``, ``close_timeout``). On exit the session is ended
+    with DELETE (unless ``terminate_on_close`` is false). An exception raised in the ``async with`` body comes out
+    as itself, not wrapped in an ``ExceptionGroup`` by the task group that runs the POSTs.
     """
-    async with anyio.create_task_group() as tg:
-        if http_client is None:
-            client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, read=sse_read_timeout))
-        else:
-            client = http_client
-        try:
+    if http_client is None:
+        client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, read=sse_read_timeout))
+    else:
+        client = http_client
+    body_error: BaseException | None = None
+    try:
+        async with anyio.create_task_group() as tg:
             stream = HTTPClientStream(url, client, headers=headers, terminate_on_close=terminate_on_close, **options)
             await tg.start(stream._run)
             try:
                 yield stream
+            except BaseException as exc:
+                # Re-raised below, outside the task group, which would otherwise wrap it in an ExceptionGroup.
+                body_error = exc
             finally:
                 await stream.aclose()
-        finally:
-            if http_client is None:
-                with anyio.CancelScope(shield=True):
-                    await client.aclose()
+    finally:
+        if http_client is None:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+    if body_error is not None:
+        raise body_error
