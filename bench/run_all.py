@@ -1,6 +1,6 @@
-"""Run the three benchmarks (each in its own fresh process, one after the other) and summarise their ratios.
+"""Run the benchmarks (each in its own fresh process, one after the other) and summarise their ratios.
 
-    .venv/bin/python bench/run_all.py [--repeat N]      (also: .venv/bin/nox -s bench)
+    .venv/bin/python bench/run_all.py [--repeat N] [--duration S]      (also: .venv/bin/nox -s bench)
 
 Extra arguments are passed to every benchmark. Targets are reported, never asserted: the exit status is 0
 whether or not they are met (it is non-zero only if a benchmark itself fails).
@@ -18,7 +18,7 @@ from pathlib import Path
 from _common import table, verdict
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("bench_regenerate.py", "bench_validation.py", "bench_import.py", "bench_stdio.py")
+BENCHMARKS = ("bench_regenerate.py", "bench_validation.py", "bench_import.py", "bench_stdio.py", "bench_http.py")
 
 
 def main(argv: list[str]) -> int:
@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
             results[script] = json.loads(out.read_text(encoding="utf-8"))
     elapsed = time.perf_counter() - start
 
-    regen, valid, imp, stdio = (results[name] for name in BENCHMARKS)
+    regen, valid, imp, stdio, http = (results[name] for name in BENCHMARKS)
     rows = [
         (
             "regenerate, cold cache",
@@ -75,6 +75,18 @@ def main(argv: list[str]) -> int:
                 f"{numbers['ratio']:.2f}x",  # type: ignore[index]
                 ">=2x, p99 no worse",
                 verdict(bool(numbers["met"])),  # type: ignore[index]
+            )
+        )
+    driver = "" if http["driver"] == "wrk" else ", Python driver"
+    for cell in http["cells"]:  # type: ignore[attr-defined]
+        ours, theirs = cell["ours"], cell["theirs"]
+        rows.append(
+            (
+                f"HTTP tools/call, {cell['mode']}, {cell['connections']} conn{driver}",
+                f"{ours['rps']:,.0f} vs {theirs['rps']:,.0f} req/s, p99 {ours['p99_ms']:.2f} vs {theirs['p99_ms']:.2f} ms",
+                f"{cell['ratio']:.2f}x",
+                f">={cell['target']:g}x, p99 no worse",
+                verdict(bool(cell["met"])),
             )
         )
     print("\n\nSUMMARY (mcpgen vs peer; ratio > 1 means mcpgen is faster)")

@@ -1,0 +1,363 @@
+"""The MCP server the official conformance suite tests: its "everything server" contract, written with mcpgen_runtime.
+
+Run: python tests/conformance/server.py [--port N] (0, the default: a free port). It serves streamable HTTP at
+http://127.0.0.1:PORT/mcp and prints that URL as its first stdout line once it accepts connections. The tools,
+resources and prompts are the ones the suite's server scenarios call (@modelcontextprotocol/conformance,
+src/scenarios/server/*.ts: each scenario's description states what it expects).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+from pydantic import Field
+
+from mcpgen_runtime import Context, Server
+from mcpgen_runtime.server.authoring import ToolDef
+
+try:  # SSE resumability (SEP-1699), new in the runtime: without it only server-sse-polling fails, with its reason
+    from mcpgen_runtime.transports.http_session import close_sse_stream
+except ImportError:  # pragma: no cover - an older runtime
+    close_sse_stream = None
+
+# A 1x1 red PNG and a minimal WAV: the suite only checks type, mimeType and that data is present.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+# SEP-1613 / SEP-2106: the schema the json-schema-2020-12 scenario expects tools/list to carry unchanged.
+JSON_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+server = Server("mcpgen-conformance-server", version="1.0.0")
+
+
+# -- tools ---------------------------------------------------------------------------------------------------------
+
+
+@server.tool(description="Tests simple text content response")
+async def test_simple_text() -> str:
+    return "This is a simple text response for testing."
+
+
+@server.tool(description="Tests image content response", structured_output=False)
+async def test_image_content() -> dict[str, Any]:
+    return {"type": "image", "data": PNG, "mimeType": "image/png"}
+
+
+@server.tool(description="Tests audio content response", structured_output=False)
+async def test_audio_content() -> dict[str, Any]:
+    return {"type": "audio", "data": WAV, "mimeType": "audio/wav"}
+
+
+@server.tool(description="Tests embedded resource content response", structured_output=False)
+async def test_embedded_resource() -> dict[str, Any]:
+    resource = {
+        "uri": "test://embedded-resource",
+        "mimeType": "text/plain",
+        "text": "This is an embedded resource content.",
+    }
+    return {"type": "resource", "resource": resource}
+
+
+@server.tool(description="Tests response with multiple content types (text, image, resource)")
+async def test_multiple_content_types() -> list[Any]:
+    resource = {
+        "uri": "test://mixed-content-resource",
+        "mimeType": "application/json",
+        "text": json.dumps({"test": "data", "value": 123}, separators=(",", ":")),
+    }
+    return [
+        "Multiple content types test:",
+        {"type": "image", "data": PNG, "mimeType": "image/png"},
+        {"type": "resource", "resource": resource},
+    ]
+
+
+@server.tool(description="Tests tool that emits log messages during execution")
+async def test_tool_with_logging(context: Context) -> str:
+    await context.info("Tool execution started")
+    await anyio.sleep(0.05)
+    await context.info("Tool processing data")
+    await anyio.sleep(0.05)
+    await context.info("Tool execution completed")
+    return "Tool with logging executed successfully"
+
+
+@server.tool(description="Tests tool that reports progress notifications")
+async def test_tool_with_progress(context: Context) -> str:
+    for step in (0, 50, 100):
+        if step:
+            await anyio.sleep(0.05)
+        await context.report_progress(step, 100, f"Completed step {step} of 100")
+    token = (context.meta or {}).get("progressToken", 0)
+    return str(token)
+
+
+@server.tool(description="Tests error response handling")
+async def test_error_handling() -> str:
+    raise RuntimeError("This tool intentionally returns an error for testing")
+
+
+@server.tool(
+    description=(
+        "Tests SSE stream disconnection and client reconnection (SEP-1699): the server closes the request's SSE "
+        "stream mid-call and sends the result after the client reconnects."
+    )
+)
+async def test_reconnection() -> str:
+    # Ends the HTTP response carrying this request's SSE stream (the request is found through a context variable);
+    # the client resumes it with GET + Last-Event-ID after the retry interval and finds the answer there.
+    if close_sse_stream is not None:
+        await close_sse_stream()
+    await anyio.sleep(0.1)
+    return (
+        "Reconnection test completed successfully. If you received this, the client properly reconnected after "
+        "stream closure."
+    )
+
+
+@server.tool(description="Tests server-initiated sampling (LLM completion request)")
+async def test_sampling(prompt: str = Field(description="The prompt to send to the LLM"), *, context: Context) -> str:
+    result = await context.sample(prompt, max_tokens=100)
+    content = result.content
+    text = getattr(content, "text", None) or json.dumps(result.model_dump(mode="json", by_alias=True)["content"])
+    return f"LLM response: {text}"
+
+
+@server.tool(description="Tests server-initiated elicitation (user input request)")
+async def test_elicitation(
+    message: str = Field(description="The message to show the user"), *, context: Context
+) -> str:
+    schema = {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    }
+    result = await context.elicit(message, schema)
+    return f"User response: action={result.action}, content={json.dumps(result.content or {})}"
+
+
+@server.tool(description="Tests elicitation with default values per SEP-1034")
+async def test_elicitation_sep1034_defaults(context: Context) -> str:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": True},
+        },
+        "required": [],
+    }
+    result = await context.elicit("Please review and update the form fields with defaults", schema)
+    return f"Elicitation completed: action={result.action}, content={json.dumps(result.content or {})}"
+
+
+@server.tool(description="Tests elicitation with enum schema improvements per SEP-1330")
+async def test_elicitation_sep1330_enums(context: Context) -> str:
+    def titled(word: str) -> list[dict[str, str]]:
+        return [
+            {"const": f"value{n}", "title": f"{title} {word}"}
+            for n, title in ((1, "First"), (2, "Second"), (3, "Third"))
+        ]
+
+    options = ["option1", "option2", "option3"]
+    schema = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Select one option", "enum": options},
+            "titledSingle": {
+                "type": "string",
+                "description": "Select one option with titles",
+                "oneOf": titled("Option"),
+            },
+            "legacyEnum": {
+                "type": "string",
+                "description": "Select one option (legacy)",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "description": "Select multiple options",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {"type": "string", "enum": options},
+            },
+            "titledMulti": {
+                "type": "array",
+                "description": "Select multiple options with titles",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {"anyOf": titled("Choice")},
+            },
+        },
+        "required": [],
+    }
+    result = await context.elicit("Please select options from the enum fields", schema)
+    return f"Elicitation completed: action={result.action}, content={json.dumps(result.content or {})}"
+
+
+@dataclasses.dataclass
+class RawSchemaTool(ToolDef):
+    """A tool whose ``inputSchema`` is given as JSON instead of derived from the signature (the suite checks that
+    JSON Schema 2020-12 keywords reach tools/list unchanged). Its arguments are not validated."""
+
+    input_schema: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "inputSchema": self.input_schema}
+
+    async def call(self, arguments: Mapping[str, Any] | None, context: Context | None) -> Any:
+        return await super().call(None, context)
+
+
+async def json_schema_2020_12_tool() -> str:
+    return "JSON Schema 2020-12 tool called"
+
+
+_built = ToolDef.build(json_schema_2020_12_tool, description="Tool with JSON Schema 2020-12 features")
+_fields = {field.name: getattr(_built, field.name) for field in dataclasses.fields(_built)}
+server.tools[_built.name] = RawSchemaTool(**_fields, input_schema=JSON_SCHEMA_2020_12)
+
+
+# -- resources -----------------------------------------------------------------------------------------------------
+
+
+@server.resource(
+    "test://static-text", name="static-text", description="A static text resource for testing", mime_type="text/plain"
+)
+async def static_text() -> str:
+    return "This is the content of the static text resource."
+
+
+@server.resource(
+    "test://static-binary",
+    name="static-binary",
+    description="A static binary resource (image) for testing",
+    mime_type="image/png",
+)
+async def static_binary() -> dict[str, str]:
+    return {"blob": PNG}
+
+
+@server.resource(
+    "test://template/{id}/data",
+    name="template",
+    description="A resource template with parameter substitution",
+    mime_type="application/json",
+)
+async def template(id: str) -> dict[str, str]:
+    data = {"id": id, "templateTest": True, "data": f"Data for ID: {id}"}
+    return {"text": json.dumps(data, separators=(",", ":"))}
+
+
+@server.resource(
+    "test://watched-resource",
+    name="watched-resource",
+    description="A resource that can be subscribed to",
+    mime_type="text/plain",
+)
+async def watched_resource() -> str:
+    return "Watched resource content"
+
+
+subscriptions: set[str] = set()
+
+
+@server.on_subscribe
+async def subscribe(uri: str) -> None:
+    subscriptions.add(uri)
+
+
+@server.on_unsubscribe
+async def unsubscribe(uri: str) -> None:
+    subscriptions.discard(uri)
+
+
+# -- prompts and completion ----------------------------------------------------------------------------------------
+
+
+@server.prompt(description="A simple prompt without arguments")
+async def test_simple_prompt() -> str:
+    return "This is a simple prompt for testing."
+
+
+@server.prompt(description="A prompt with required arguments")
+async def test_prompt_with_arguments(
+    arg1: str = Field(description="First test argument"),
+    arg2: str = Field(description="Second test argument"),
+) -> str:
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt(description="A prompt that includes an embedded resource")
+async def test_prompt_with_embedded_resource(
+    resourceUri: str = Field(description="URI of the resource to embed"),
+) -> list[Any]:
+    resource = {"uri": resourceUri, "mimeType": "text/plain", "text": "Embedded resource content for testing."}
+    return [{"type": "resource", "resource": resource}, "Please process the embedded resource above."]
+
+
+@server.prompt(description="A prompt that includes image content")
+async def test_prompt_with_image() -> list[Any]:
+    return [{"type": "image", "data": PNG, "mimeType": "image/png"}, "Please analyze the image above."]
+
+
+@server.completion(prompt="test_prompt_with_arguments", argument="arg1")
+async def complete_arg1(value: str) -> list[str]:
+    return [word for word in ("paris", "park", "party", "test", "testing") if word.startswith(value)]
+
+
+# -- running -------------------------------------------------------------------------------------------------------
+
+
+async def main(port: int) -> None:
+    async with anyio.create_task_group() as tg:
+        base = await tg.start(server.serve_http, "127.0.0.1", port)
+        print(f"{base}/mcp", flush=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    try:
+        asyncio.run(main(parser.parse_args().port))
+    except KeyboardInterrupt:
+        pass
