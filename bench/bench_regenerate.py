@@ -109,9 +109,10 @@ def profile_cold() -> None:
 
     import black
 
-    from mcpgen import formatting, pipeline
-    from mcpgen.pipeline import GenerationRequest, generate_files
-    from mcpgen.spec_loader import ProjectPaths
+    from mcpgen.pipeline import formatting
+    from mcpgen.pipeline import generate as pipeline
+    from mcpgen.pipeline.generate import GenerationRequest, generate_files
+    from mcpgen.pipeline.spec_loader import ProjectPaths
 
     os.environ["MCPGEN_NO_CACHE"] = "1"
     captured: dict[str, str] = {}
@@ -131,7 +132,7 @@ def profile_cold() -> None:
     pipeline.format_files = original
     print(f"\n--profile: in-process cold generate_files: {total:.3f} s (black in its process pool)")
     stats = pstats.Stats(profiler)
-    stats.sort_stats("cumulative").print_stats(r"mcpgen/(pipeline|formatting|build|render)\.py", 8)
+    stats.sort_stats("cumulative").print_stats(r"mcpgen/pipeline/(generate|formatting|build|render)\.py", 8)
 
     rows = []
     black_total = 0.0

@@ -48,8 +48,8 @@ def build_spec_dir(case_dir: Path, tmp: Path) -> Path:
 
 def diff_case(case_dir: Path) -> dict[str, str]:
     """{expected file name: text} as mcpgen renders the case's diff now."""
-    from mcpgen.build import build_version_ir
-    from mcpgen.ir_diff import RENDERERS, diff_irs
+    from mcpgen.pipeline.build import build_version_ir
+    from mcpgen.pipeline.ir_diff import RENDERERS, diff_irs
 
     with tempfile.TemporaryDirectory(prefix="mcpgen-golden-diff-") as tmp:
         spec = build_spec_dir(case_dir, Path(tmp))

@@ -59,8 +59,8 @@ def build_spec_dir(case_dir: Path, tmp: Path) -> Path:
 
 def generate_case(case_dir: Path) -> dict[str, str]:
     """{path relative to expected/: text} that mcpgen generates from the case's schema now."""
-    from mcpgen.pipeline import GenerationRequest, generate_files
-    from mcpgen.spec_loader import ProjectPaths
+    from mcpgen.pipeline.generate import GenerationRequest, generate_files
+    from mcpgen.pipeline.spec_loader import ProjectPaths
 
     with tempfile.TemporaryDirectory(prefix="mcpgen-golden-") as tmp:
         spec = build_spec_dir(case_dir, Path(tmp))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from mcpgen.client_schema_guard import SAFE_FORMATS
+from mcpgen.features.client_from_server.schema_guard import SAFE_FORMATS
 
 CANARY_MODULE = "canary_mod"
 SECRET_FILE_NAME = "secret.json"

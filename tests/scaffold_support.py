@@ -2,7 +2,7 @@
 for NAME "weather" (protocol version 2025-06-18), one directory per variant, byte for byte.
 
 tests/test_scaffold.py compares a fresh scaffold with each snapshot; after an intended change to
-templates/server-project/ or mcpgen/scaffold.py, rewrite every snapshot with
+templates/server-project/ or mcpgen/features/scaffold.py, rewrite every snapshot with
 
     nox -s update_golden            (or: python tests/scaffold_support.py --update)
 
@@ -31,7 +31,7 @@ def variant_dir(template: str, transport: str) -> Path:
 
 def scaffold_variant(template: str, transport: str) -> dict[str, str]:
     """{relative path: text} that `mcpgen new weather --template T --transport X` scaffolds now."""
-    from mcpgen.scaffold import ScaffoldRequest, render_project
+    from mcpgen.features.scaffold import ScaffoldRequest, render_project
 
     return render_project(ScaffoldRequest(NAME, template, transport), TEMPLATES)
 

@@ -4,7 +4,7 @@ A spec directory, as mcpgen reads it::
 
     manifest.json                   {"files": {"<version>/schema.json": {"sha256": ..., ...}}}
     <version>/schema.json           the schema, hashed into the manifest
-    patches/<version>/<name>.json   optional known-defect patches (see mcpgen/patches.py)
+    patches/<version>/<name>.json   optional known-defect patches (see mcpgen/pipeline/patches.py)
 
 `write_spec_dir` builds one in a temporary directory from a schema dict (or raw text, for
 malformed JSON), computing each file's sha256 so that the hash check passes unless a test breaks it

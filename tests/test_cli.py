@@ -241,7 +241,7 @@ def test_a_write_that_fails_part_way_leaves_the_old_tree_untouched(
                 raise OSError(28, "No space left on device")
         return real_write_text(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "write_text", failing_write_text)  # as mcpgen.output writes it
+    monkeypatch.setattr(Path, "write_text", failing_write_text)  # as mcpgen.pipeline.output writes it
     result = run("generate", "--out", tree_copy)
     monkeypatch.undo()
     assert result.exit_code != 0

@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 from scaffold_e2e_support import free_port, http_server
 
-from mcpgen.cli_client import client_from_server
-from mcpgen.client_from_server import ServerSnapshot, render_client_module
-from mcpgen.client_module_render import class_name_for_server, snake_identifier
+from mcpgen.cli.client_from_server import client_from_server
+from mcpgen.features.client_from_server.generate import ServerSnapshot, render_client_module
+from mcpgen.features.client_from_server.module_render import class_name_for_server, snake_identifier
 
 REPO = Path(__file__).resolve().parents[1]
 SDK_SERVER = REPO / "tests" / "runtime" / "sdk_server.py"

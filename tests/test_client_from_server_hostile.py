@@ -31,9 +31,9 @@ import pytest
 from click.testing import CliRunner
 from hostile_cases import BOUND_CASES, CANARY_MODULE, OK_CASES, REF_CASES, SECRET_FILE_NAME, Bait, Case
 
-from mcpgen import cli_client
-from mcpgen.client_from_server import ClientGenerationError, ServerSnapshot, render_client_module
-from mcpgen.client_schema_guard import (
+from mcpgen.cli import client_from_server as cli_client
+from mcpgen.features.client_from_server.generate import ClientGenerationError, ServerSnapshot, render_client_module
+from mcpgen.features.client_from_server.schema_guard import (
     MAX_SCHEMA_DEPTH,
     display_text,
     nesting_depth,

@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 DIGEST_SCRIPT = """
 import hashlib
-from mcpgen.pipeline import GenerationRequest, generate_files
-from mcpgen.spec_loader import ProjectPaths
+from mcpgen.pipeline.generate import GenerationRequest, generate_files
+from mcpgen.pipeline.spec_loader import ProjectPaths
 files = generate_files(GenerationRequest(ProjectPaths.discover()))
 digest = hashlib.sha256()
 for path, text in sorted(files.items()):

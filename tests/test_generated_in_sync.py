@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcpgen.output import diff_tree
-from mcpgen.pipeline import GenerationRequest, generate_files
-from mcpgen.spec_loader import ProjectPaths
+from mcpgen.pipeline.generate import GenerationRequest, generate_files
+from mcpgen.pipeline.output import diff_tree
+from mcpgen.pipeline.spec_loader import ProjectPaths
 
 ROOT = Path(__file__).resolve().parents[1]
 UPDATE_COMMAND = "nox -s update_golden   (or: mcpgen generate)"

@@ -1,7 +1,7 @@
 """`mcpgen diff` and CHANGES.md: goldens on small schemas, known facts of the real schemas, the CLI.
 
 Goldens live in tests/golden_diff/<case>/ (see golden_diff_support.py); after an intended change to
-ir_diff.py, rewrite them with `python tests/golden_diff_support.py --update` and review the diff.
+mcpgen/pipeline/ir_diff.py, rewrite them with `python tests/golden_diff_support.py --update` and review the diff.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from mcpgen.build import build_version_ir
 from mcpgen.cli import main
-from mcpgen.cli_diff import diff as diff_command
+from mcpgen.cli.diff import diff as diff_command
 from mcpgen.ir import ArrayType, LiteralType, MapType, PrimitiveType, RefType, UnionType, VersionIR
-from mcpgen.ir_diff import IRDiff, description_change, diff_irs, render_changes, render_json, render_type
+from mcpgen.pipeline.build import build_version_ir
+from mcpgen.pipeline.ir_diff import IRDiff, description_change, diff_irs, render_changes, render_json, render_type
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from golden_diff_support import UPDATE_COMMAND, case_dirs, diff_case, read_expected

@@ -1,18 +1,20 @@
-"""The runtime's import graph: no cycles, every import goes down the layers, nothing of the toolchain.
+"""The import graphs of the runtime and of the toolchain: no cycles, every import goes down the layers, nothing
+forbidden; and no module of either package over MAX_MODULE_LINES lines.
 
-Every module of runtime/mcpgen_runtime is parsed with `ast` (nothing is imported) and every import counts:
-top-level ones, those under `if TYPE_CHECKING:`, function-level ones, and `importlib.import_module("literal")`;
-relative imports are resolved. The checks are functions of a package directory and a layer table, so the toolchain
-(generator/mcpgen) can get the same tests with a table of its own:
+Every module of runtime/mcpgen_runtime and of generator/mcpgen is parsed with `ast` (nothing is imported) and every
+import counts: top-level ones, those under `if TYPE_CHECKING:`, function-level ones, and
+`importlib.import_module("literal")`; relative imports are resolved. The checks are functions of a package
+directory and a layer table, and each package has a table of its own:
 
     graph = build_graph(ROOT / "generator" / "mcpgen")
     assert not find_cycles(graph)
-    assert not layer_violations(graph, {"spec_loader": 0, "parser": 1, ...})
+    assert not layer_violations(graph, TOOLCHAIN_LAYERS, together=[FOUNDATION])
 
 A layer table maps a layer (a subpackage or module path relative to the package, "" for the package's own
 `__init__.py`) to a rank. A module belongs to the longest layer that is it or contains it. An import from one
-layer into another must go to a lower rank; layers of equal rank may not import each other; inside a layer
-anything goes (except cycles, which `find_cycles` reports).
+layer into another must go to a lower rank; layers of equal rank may not import each other, unless `together`
+groups them into one layer (the toolchain's foundation is five top-level modules); inside a layer anything goes
+(except cycles, which `find_cycles` reports).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "runtime" / "mcpgen_runtime"
+GENERATOR = ROOT / "generator" / "mcpgen"
+# CONTRIBUTING's "modules stay under ~600 lines", for every hand-written package.
+MAX_MODULE_LINES = 600
 
 # jsonrpc < {transports, protocol} < {server, client} < the package's __init__ (the public API).
 RUNTIME_LAYERS: Mapping[str, int] = {
@@ -43,6 +48,16 @@ RUNTIME_LAYERS: Mapping[str, int] = {
 TOOLCHAIN = frozenset({"mcpgen", "black", "jinja2", "click"})
 # Distributions whose import name is not the distribution name with "-" -> "_".
 IMPORT_NAMES = {"mcpgen-bindings": "mcp_bindings"}
+
+# The toolchain: foundation < pipeline < features < cli (generator/mcpgen/__init__.py draws the map). The
+# foundation is one layer of five paths, so its modules may import each other (json_input raises errors' SpecError).
+FOUNDATION = ("", "ir", "errors", "naming", "json_input")
+TOOLCHAIN_LAYERS: Mapping[str, int] = {**dict.fromkeys(FOUNDATION, 0), "pipeline": 1, "features": 2, "cli": 3}
+# The one part of the toolchain that may import the runtime: it connects to a live server.
+RUNTIME_USERS = ("features.client_from_server",)
+# What the pipeline and the foundation never import: the runtime, the network, and the bindings they generate (a
+# generation that imported mcp_bindings would depend on the previous one).
+OFFLINE = frozenset({"mcpgen_runtime", "mcp_bindings", "anyio", "http", "socket", "ssl", "urllib"})
 
 
 @dataclass(frozen=True)
@@ -210,8 +225,16 @@ def layer_of(graph: ImportGraph, module: str, layers: Mapping[str, int]) -> str 
     return max(found, key=len) if found else None
 
 
-def layer_violations(graph: ImportGraph, layers: Mapping[str, int]) -> list[str]:
-    """Modules without a layer, and imports that go up the layers or across to a layer of the same rank."""
+def layer_violations(
+    graph: ImportGraph, layers: Mapping[str, int], together: Iterable[Iterable[str]] = ()
+) -> list[str]:
+    """Modules without a layer, and imports that go up the layers or across to a layer of the same rank.
+
+    `together`: groups of layers (of one rank) that form one layer, so that they may import each other."""
+    joined: dict[str, frozenset[str]] = {}
+    for group in map(frozenset, together):
+        assert len({layers[key] for key in group}) == 1, f"{sorted(group)} do not share a rank"
+        joined.update(dict.fromkeys(group, group))
     problems = [
         f"{path}: {module} belongs to no layer of {sorted(layers)}"
         for module, path in graph.modules.items()
@@ -219,7 +242,7 @@ def layer_violations(graph: ImportGraph, layers: Mapping[str, int]) -> list[str]
     ]
     for edge in graph.internal:
         source, target = layer_of(graph, edge.importer, layers), layer_of(graph, edge.target, layers)
-        if source is None or target is None or source == target:
+        if source is None or target is None or source == target or target in joined.get(source, ()):
             continue
         if layers[target] >= layers[source]:
             below = sorted(key or "(package)" for key, rank in layers.items() if rank < layers[source])
@@ -230,9 +253,34 @@ def layer_violations(graph: ImportGraph, layers: Mapping[str, int]) -> list[str]
     return problems
 
 
-def forbidden_imports(graph: ImportGraph, forbidden: Iterable[str]) -> list[str]:
+def forbidden_imports(
+    graph: ImportGraph, forbidden: Iterable[str], importers: Iterable[str] | None = None
+) -> list[str]:
+    """Imports of the top-level names `forbidden`; with `importers` (paths relative to the package, as in a layer
+    table), only by modules that are or lie in one of them."""
     banned = set(forbidden)
-    return [f"{e.where}: {e.importer} imports {e.target}" for e in graph.external if e.target in banned]
+    scope = None if importers is None else tuple(importers)
+    return [
+        f"{e.where}: {e.importer} imports {e.target}"
+        for e in graph.external
+        if e.target in banned and (scope is None or _within(graph, e.importer, scope))
+    ]
+
+
+def _within(graph: ImportGraph, module: str, paths: Iterable[str]) -> bool:
+    """Whether `module` is, or lies in, one of `paths` (relative to the package; "" is the package's __init__)."""
+    relative = module[len(graph.package) + 1 :] if module != graph.package else ""
+    return any(relative == path or (path and relative.startswith(path + ".")) for path in paths)
+
+
+def long_modules(root: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """Every module under the package directory `root` with more than `limit` lines."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > limit:
+            found.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {lines} lines > {limit}")
+    return found
 
 
 def undeclared_imports(graph: ImportGraph, allowed: Iterable[str]) -> list[str]:
@@ -298,6 +346,60 @@ def test_every_layer_says_what_it_holds_and_may_import() -> None:
         assert not key or "May import" in docstring, f"{init}: the docstring does not say what the layer may import"
 
 
+# -- the toolchain -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def toolchain() -> ImportGraph:
+    graph = build_graph(GENERATOR)
+    assert not graph.problems, "\n".join(graph.problems)
+    assert len(graph.internal) > 50, "suspiciously few imports: is the parser still finding them?"
+    return graph
+
+
+def test_toolchain_has_no_import_cycles(toolchain: ImportGraph) -> None:
+    cycles = find_cycles(toolchain)
+    assert not cycles, "\n".join(cycles)
+
+
+def test_toolchain_imports_go_down_the_layers(toolchain: ImportGraph) -> None:
+    problems = layer_violations(toolchain, TOOLCHAIN_LAYERS, together=[FOUNDATION])
+    assert not problems, "\n".join(problems)
+
+
+def test_toolchain_imports_the_runtime_only_in_client_from_server(toolchain: ImportGraph) -> None:
+    imports = [e for e in toolchain.external if e.target == "mcpgen_runtime"]
+    assert imports, "client_from_server connects through mcpgen_runtime: is the parser still finding its imports?"
+    problems = [
+        f"{e.where}: {e.importer} imports mcpgen_runtime; only {', '.join(RUNTIME_USERS)} may"
+        for e in imports
+        if not _within(toolchain, e.importer, RUNTIME_USERS)
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def test_toolchain_pipeline_and_foundation_stay_offline(toolchain: ImportGraph) -> None:
+    problems = forbidden_imports(toolchain, OFFLINE, importers=[*FOUNDATION, "pipeline"])
+    assert not problems, "\n".join(problems)
+
+
+def test_every_toolchain_layer_says_what_it_holds_and_may_import() -> None:
+    package_docstring = ast.get_docstring(ast.parse((GENERATOR / "__init__.py").read_text(encoding="utf-8"))) or ""
+    for init in sorted(GENERATOR.rglob("__init__.py")):
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert docstring, f"{init} has no docstring"
+        if init.parent != GENERATOR:
+            folder = init.parent.relative_to(GENERATOR.parent).as_posix()
+            assert "May import" in docstring, f"{init}: the docstring does not say what the folder may import"
+            assert f"{folder}/" in package_docstring, f"the map in mcpgen/__init__.py does not show {folder}/"
+
+
+@pytest.mark.parametrize("package", [GENERATOR, RUNTIME], ids=lambda path: path.name)
+def test_no_module_is_over_the_line_limit(package: Path) -> None:
+    found = long_modules(package)
+    assert not found, "\n".join(found)
+
+
 # -- the checks themselves: each one fails on a package built to break it ------------------------------------------
 
 
@@ -354,3 +456,32 @@ def test_the_checks_fail_on_a_package_that_breaks_them(tmp_path: Path) -> None:
 def test_a_relative_import_out_of_the_package_is_reported(tmp_path: Path) -> None:
     graph = build_graph(_package(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": "from ..other import x\n"}))
     assert graph.problems == [f"{tmp_path / 'pkg/m.py'}:1: relative import leaves the package pkg"]
+
+
+def test_layers_grouped_together_may_import_each_other_and_nothing_above(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "from . import b\n",
+            "pkg/b.py": "def late():\n    from .top import t\n",
+            "pkg/top/__init__.py": "",
+            "pkg/top/t.py": "from .. import a\nimport socket\n",
+        },
+    )
+    graph = build_graph(root)
+    layers = {"": 0, "a": 0, "b": 0, "top": 1}
+    apart = "\n".join(layer_violations(graph, layers))
+    assert "pkg.a (layer a) imports pkg.b (layer b)" in apart
+    together = "\n".join(layer_violations(graph, layers, together=[("", "a", "b")]))
+    assert "pkg.a (layer a) imports pkg.b" not in together
+    assert "pkg.b (layer b) imports pkg.top.t (layer top)" in together  # grouped, but still below top
+    assert forbidden_imports(graph, {"socket"}, importers=["a", "b"]) == []
+    assert forbidden_imports(graph, {"socket"}, importers=["top"]) == [
+        f"{tmp_path / 'pkg/top/t.py'}:2: pkg.top.t imports socket"
+    ]
+
+
+def test_a_long_module_is_reported(tmp_path: Path) -> None:
+    root = _package(tmp_path, {"pkg/__init__.py": "", "pkg/short.py": "x = 1\n" * 3, "pkg/long.py": "x = 1\n" * 4})
+    assert long_modules(root, limit=3) == [f"{tmp_path / 'pkg/long.py'}: 4 lines > 3"]

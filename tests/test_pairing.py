@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.build import build_version_ir
 from mcpgen.ir import VersionIR
-from mcpgen.protocol import RESULT_EXCEPTIONS
-from mcpgen.spec_loader import list_versions, module_name_for
+from mcpgen.pipeline.build import build_version_ir
+from mcpgen.pipeline.protocol import RESULT_EXCEPTIONS
+from mcpgen.pipeline.spec_loader import list_versions, module_name_for
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 VERSIONS = list_versions(SPEC)

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis_jsonschema import from_schema
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from mcpgen.spec_loader import list_versions, load_version, module_name_for
+from mcpgen.pipeline.spec_loader import list_versions, load_version, module_name_for
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 VERSIONS = list_versions(SPEC)

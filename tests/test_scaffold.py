@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from mcpgen.cli import main
-from mcpgen.scaffold import ScaffoldError, check_name, package_name_for
+from mcpgen.features.scaffold import ScaffoldError, check_name, package_name_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scaffold_support import NAME, UPDATE_COMMAND, VARIANTS, read_snapshot, scaffold_variant, variant_dir

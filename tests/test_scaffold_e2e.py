@@ -131,7 +131,7 @@ def scaffold(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRe
 def test_wheel_ships_bindings_runtime_and_templates(scaffold: Scaffold) -> None:
     names = zipfile.ZipFile(scaffold.wheel).namelist()
     assert "mcp_bindings/__init__.py" in names
-    assert "mcpgen/cli.py" in names and "mcpgen/runtime/__init__.py" in names
+    assert "mcpgen/cli/__init__.py" in names and "mcpgen/runtime/__init__.py" in names
     bundled = [n for n in names if n.startswith("mcpgen/_bundled/templates/") and not n.endswith("/")]
     assert bundled, "the wheel has no mcpgen/_bundled/templates/"
     assert any(n.startswith("mcpgen/_bundled/templates/bindings/") for n in bundled)

@@ -21,8 +21,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from mcp_bindings import MODULES
-from mcpgen.patches import resolve_pointer
-from mcpgen.spec_loader import load_version
+from mcpgen.pipeline.patches import resolve_pointer
+from mcpgen.pipeline.spec_loader import load_version
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 PATCH_FILES = sorted((SPEC / "patches").glob("*/*.json"))

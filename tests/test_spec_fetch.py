@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from mcpgen.cli import main
-from mcpgen.spec_fetch import GitHubSource, fetch, install, verify
+from mcpgen.features.spec_fetch import GitHubSource, fetch, install, verify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from spec_fixtures import VERSION, minimal_schema, snapshot_tree, write_spec_dir
@@ -471,7 +471,7 @@ def test_failed_install_restores_the_old_version(
     def refuse(*args: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("mcpgen.spec_fetch.os.replace", refuse)
+    monkeypatch.setattr("mcpgen.features.spec_fetch.os.replace", refuse)
     result = fetch_cli(spec_dir, f"{mirror.url}/mirror")
     assert result.exit_code == 2
     assert "cannot write into" in result.stderr

@@ -32,7 +32,7 @@ UPDATE_COMMAND = "python tests/test_targets.py --update   (or: nox -s update_gol
 
 
 def _render(*args: str) -> Result:
-    from mcpgen.cli_render import render
+    from mcpgen.cli.render import render
 
     return CliRunner().invoke(render, list(args))
 
@@ -98,7 +98,7 @@ def test_every_output_starts_with_the_generated_header(rendered: Path) -> None:
 
 
 def test_json_method_table(rendered: Path) -> None:
-    from mcpgen.build import build_version_ir
+    from mcpgen.pipeline.build import build_version_ir
 
     for version in VERSIONS:
         module = "v" + version.replace("-", "_")
@@ -202,7 +202,7 @@ def test_typescript_is_accepted_by_node_type_stripping(rendered: Path) -> None:
 
 def test_builtin_target_by_name_and_through_the_mcpgen_group(tmp_path: Path) -> None:
     from mcpgen.cli import main
-    from mcpgen.cli_render import render
+    from mcpgen.cli.render import render
 
     group = click.Group(
         "mcpgen", commands={**main.commands, "render": render}, params=main.params, callback=main.callback
@@ -248,8 +248,8 @@ def test_python_target_from_target_json_is_formatted(tmp_path: Path) -> None:
 
 
 def test_neutral_view_names() -> None:
-    from mcpgen.build import build_version_ir
-    from mcpgen.targets import neutral_view
+    from mcpgen.features.targets import neutral_view
+    from mcpgen.pipeline.build import build_version_ir
 
     view = neutral_view(build_version_ir(ROOT / "spec", "2025-06-18"))
     create = next(m for m in view.methods if m.method == "sampling/createMessage")

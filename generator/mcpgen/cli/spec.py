@@ -1,10 +1,11 @@
 """The `mcpgen spec` command group: `mcpgen spec fetch` updates the vendored spec from upstream.
 
 Pipeline position: in front of the pipeline. It drives spec_fetch (download, check, install into
-spec/) and, with --regenerate, pipeline.generate_files + output.write_tree like `mcpgen generate`.
+spec/) and, with --regenerate, pipeline.generate.generate_files + pipeline.output.write_tree like `mcpgen generate`.
 
-cli.py registers the group (`main.add_command(spec)`); this module does not import cli.py so that
-registration cannot become a circular import. Bad input and failed downloads exit 2, as in cli.py.
+cli/__init__.py registers the group (`main.add_command(spec.spec)`); this module does not import
+cli/__init__.py so that registration cannot become a circular import. Bad input and failed downloads exit 2, as
+for every command.
 """
 
 from __future__ import annotations
@@ -16,12 +17,8 @@ from typing import NoReturn
 
 import click
 
-from .errors import SpecError, SpecErrors
-from .formatting import FormatError
-from .output import OutputError, write_tree
-from .pipeline import GenerationRequest, generate_files
-from .render import TemplateRenderError
-from .spec_fetch import (
+from ..errors import SpecError, SpecErrors
+from ..features.spec_fetch import (
     DEFAULT_REF,
     DEFAULT_REPOSITORY,
     DEFAULT_TIMEOUT,
@@ -33,7 +30,11 @@ from .spec_fetch import (
     source_for,
     verify,
 )
-from .spec_loader import ProjectPaths
+from ..pipeline.formatting import FormatError
+from ..pipeline.generate import GenerationRequest, generate_files
+from ..pipeline.output import OutputError, write_tree
+from ..pipeline.render import TemplateRenderError
+from ..pipeline.spec_loader import ProjectPaths
 
 EXIT_BAD_INPUT = 2
 

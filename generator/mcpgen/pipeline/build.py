@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import __version__
-from .ir import VersionIR
+from .. import __version__
+from ..ir import VersionIR
 from .parser import SchemaParser
 from .protocol import analyze_protocol
 from .spec_loader import load_version, module_name_for

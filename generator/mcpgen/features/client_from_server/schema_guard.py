@@ -5,8 +5,8 @@ Why: the server is not trusted. Its schemas are handed to a code generator and i
 module that the user imports, so anything the generator acts on (``$ref`` resolution, import-producing extensions,
 format mappings, regex patterns) and anything written into source (names, docstrings, values) is an attack surface.
 
-Where it sits: ``client_from_server.render_client_module`` calls ``vet_tools`` first and only ever uses what it
-returns; ``client_module_render`` uses ``display_text``/``one_line`` for every server string it writes outside a
+Where it sits: ``generate.render_client_module`` calls ``vet_tools`` first and only ever uses what it
+returns; ``module_render`` uses ``display_text``/``one_line`` for every server string it writes outside a
 ``repr``. Everything here is a pure function of its arguments.
 
 Policy, keyword by keyword (inside ``properties`` and ``$defs``/``definitions`` the keys are names, not keywords,

@@ -19,8 +19,8 @@ import dataclasses
 import typing
 from typing import Any
 
-from .errors import SpecError, SpecErrors
-from .ir import (
+from ..errors import SpecError, SpecErrors
+from ..ir import (
     Definition,
     Direction,
     ErrorCode,
@@ -33,7 +33,7 @@ from .ir import (
     UnionSlotInfo,
     UnionType,
 )
-from .naming import snake_case
+from ..naming import snake_case
 
 # Methods whose result type is not `<Name>Result`. Evidence: each one's schema description says it
 # is answered by an empty result, and no `<Name>Result` definition exists.

@@ -18,8 +18,8 @@ import dataclasses
 import keyword
 from typing import Any
 
-from .errors import SpecError, SpecErrors, join_pointer
-from .ir import (
+from ..errors import SpecError, SpecErrors, join_pointer
+from ..ir import (
     AnyType,
     ArrayType,
     Definition,
@@ -31,7 +31,7 @@ from .ir import (
     TypeExpr,
     UnionType,
 )
-from .naming import clean_description, pascal_case, python_field_name, snake_case, unique_name
+from ..naming import clean_description, pascal_case, python_field_name, snake_case, unique_name
 
 PRIMITIVES = ("string", "integer", "number", "boolean", "null")
 # Keywords that only annotate: they never change what validates.

@@ -1,7 +1,7 @@
 """Updating the vendored spec: download one version's schema.json (and its examples) into spec/.
 
 Pipeline position: outside the pipeline, *before* stage 1. It produces the files and the manifest
-entries that spec_loader later verifies; `mcpgen spec fetch` (cli_spec.py) drives it.
+entries that spec_loader later verifies; `mcpgen spec fetch` (cli/spec.py) drives it.
 
 Three sources, one result (`Fetched`: bytes plus provenance):
 
@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .json_input import JsonInputError, parse_json, read_spec_json
-from .spec_loader import MANIFEST_NAME, SCHEMA_NAME, read_manifest
+from .. import __version__
+from ..json_input import JsonInputError, parse_json, read_spec_json
+from ..pipeline.spec_loader import MANIFEST_NAME, SCHEMA_NAME, read_manifest
 
 DEFAULT_REPOSITORY = "modelcontextprotocol/modelcontextprotocol"
 DEFAULT_REF = "main"

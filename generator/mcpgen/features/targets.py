@@ -1,11 +1,11 @@
 """`mcpgen render`: render any template set (a *target*) against the IR, for languages other than Python.
 
-Pipeline position: IR (pipeline.build_irs) -> **neutral view -> render** (this module, with the shared
+Pipeline position: IR (pipeline.generate.build_irs) -> **neutral view -> render** (this module, with the shared
 render.make_environment) -> format (only when the target asks for black) -> write (output.write_tree).
 
 A target is a directory of Jinja templates plus a manifest, `target.toml` (or `target.json`), that says
 which template renders to which output path, once per version (`{module}`/`{version}` placeholders) or
-once for all versions. The bindings' view (views.py) spells Python; the view built here is language
+once for all versions. The bindings' view (pipeline/views.py) spells Python; the view built here is language
 neutral: names in UPPER_SNAKE, camelCase and PascalCase, prose, and the raw IR as plain data, every
 collection sorted. docs/templates.md documents the manifest and every context field.
 
@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from . import __version__
-from .ir import Definition, ErrorCode, Method, VersionIR
-from .naming import snake_case
-from .render import TemplateRenderError, header_text, latest_dated_version, make_environment
-from .spec_loader import version_sort_key
-from .views import ModelsView, method_constant
+from .. import __version__
+from ..ir import Definition, ErrorCode, Method, VersionIR
+from ..naming import snake_case
+from ..pipeline.render import TemplateRenderError, header_text, latest_dated_version, make_environment
+from ..pipeline.spec_loader import version_sort_key
+from ..pipeline.views import ModelsView, method_constant
 
 MANIFEST_NAMES: Final = ("target.toml", "target.json")
 FORMATS: Final = ("none", "black")
@@ -346,7 +346,7 @@ def _error_code(code: ErrorCode) -> NeutralErrorCode:
 def neutral_view(ir: VersionIR) -> NeutralView:
     methods = tuple(sorted((_method(m) for m in ir.methods), key=lambda m: m.method))
     by_constant = {m.constant: m.method for m in methods}
-    # The per-direction rule is the Python backend's (views.py), so both targets agree on membership.
+    # The per-direction rule is the Python backend's (pipeline/views.py), so both targets agree on membership.
     sets = tuple(
         NeutralMethodSet(
             name,

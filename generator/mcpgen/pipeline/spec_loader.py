@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecError, join_pointer
-from .json_input import read_spec_json
+from ..errors import SpecError, join_pointer
+from ..json_input import read_spec_json
 from .patches import apply_patch_file
 
 MANIFEST_NAME = "manifest.json"
@@ -47,7 +47,7 @@ class ProjectPaths:
     @classmethod
     def discover(cls) -> ProjectPaths:
         """The checkout this package was installed from (editable), else the bundled copies."""
-        package = Path(__file__).resolve().parent
+        package = Path(__file__).resolve().parents[1]  # mcpgen/ (this module is mcpgen/pipeline/spec_loader.py)
         for root in (package.parent.parent, Path.cwd()):
             if (root / "spec" / MANIFEST_NAME).is_file() and (root / "templates").is_dir():
                 return cls(root / "spec", root / "templates", root / "generated")

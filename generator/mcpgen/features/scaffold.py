@@ -23,10 +23,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Final
 
-from .formatting import FormatError, format_files
-from .output import MACHINE_ERRNOS
-from .render import TemplateRenderError, make_environment, render_template
-from .spec_loader import module_name_for
+from ..pipeline.formatting import FormatError, format_files
+from ..pipeline.output import MACHINE_ERRNOS
+from ..pipeline.render import TemplateRenderError, make_environment, render_template
+from ..pipeline.spec_loader import module_name_for
 
 TEMPLATE_SUBDIR: Final = "server-project"
 TEMPLATES: Final = ("minimal", "full")

@@ -18,10 +18,10 @@ from typing import Any
 
 import jinja2
 
-from . import __version__
-from .errors import TOO_DEEP_FOR_MCPGEN, SpecError
+from .. import __version__
+from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError
+from ..ir import VersionIR
 from .formatting import CHUNK_MARKER
-from .ir import VersionIR
 from .spec_loader import module_name_for
 from .views import BASE, ModelsView, python_string
 

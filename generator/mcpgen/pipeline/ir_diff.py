@@ -1,8 +1,8 @@
 """What changed between two protocol versions, computed from their IRs: `mcpgen diff` and CHANGES.md.
 
 Pipeline position: a side branch after the IR (spec_loader -> parser + protocol -> **ir_diff**); it
-reads two `VersionIR`s and never touches views or templates. `cli_diff` prints one diff, and
-`pipeline.generate_files` writes `mcp_bindings/CHANGES.md` with `render_changes_file`.
+reads two `VersionIR`s and never touches views or templates. `cli/diff.py` prints one diff, and
+`generate.generate_files` writes `mcp_bindings/CHANGES.md` with `render_changes_file`.
 
 The result is a frozen dataclass of plain data (`dataclasses.asdict` + `json.dumps` is the JSON
 format). Everything in it is sorted by name, so a diff is reproducible byte for byte. Types are
@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from itertools import pairwise, zip_longest
 
-from . import __version__
-from .ir import Definition, FieldDef, LiteralType, Method, TypeExpr, UnionType, VersionIR
+from .. import __version__
+from ..ir import Definition, FieldDef, LiteralType, Method, TypeExpr, UnionType, VersionIR
 
 DESCRIPTION_EXCERPT_CHARS = 80
 CHANGES_PATH = "mcp_bindings/CHANGES.md"

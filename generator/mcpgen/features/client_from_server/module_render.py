@@ -1,6 +1,6 @@
 """The Python side of `mcpgen client-from-server`: names, the models' fields, and the client class around them.
 
-Where it sits: ``client_from_server`` fetches the tools and has datamodel-code-generator write the models; this
+Where it sits: ``generate`` fetches the tools and has datamodel-code-generator write the models; this
 module chooses the identifiers (``snake_identifier``/``pascal_identifier``), reads the generated models back with
 ``ast`` (``parse_models``: which classes exist, their fields, whether each is required) and writes the rest of the
 module (``assemble_module``): imports, ``ToolCallError`` and one typed ``async`` method per tool. black formats the
@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .client_schema_guard import display_text
+from .schema_guard import display_text
 
 # Attributes of the generated client class that no tool method may take.
 RESERVED_METHODS = frozenset({"client", "connect_stdio", "connect_http"})

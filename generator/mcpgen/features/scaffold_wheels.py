@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from . import __version__
+from .. import __version__
 
 # 1980-01-01, the earliest time a zip entry can carry: the archive's bytes depend only on the files packed.
 _FIXED_TIME: Final = (1980, 1, 1, 0, 0, 0)

@@ -1,8 +1,8 @@
 """`mcpgen render`: the command that renders a custom template set (a target) against the IR.
 
-Pipeline position: drives pipeline.build_irs -> targets.render_target -> (black, if the target asks)
--> output.write_tree. A click command on its own, added to the `mcpgen` group with
-`main.add_command(render)`; bad input of any kind (template directory, manifest, template, version,
+Pipeline position: drives pipeline.generate.build_irs -> features.targets.render_target -> (black, if the
+target asks) -> pipeline.output.write_tree. A click command on its own, added to the `mcpgen` group in
+cli/__init__.py with `main.add_command(render.render)`; bad input of any kind (template directory, manifest, template, version,
 spec) is exit code 2 with nothing written, as for `generate`.
 """
 
@@ -15,13 +15,13 @@ from typing import NoReturn
 
 import click
 
-from .errors import SpecError, SpecErrors
-from .formatting import FormatError, format_files
-from .output import OutputError, write_tree
-from .pipeline import build_irs
-from .render import TemplateRenderError
-from .spec_loader import MANIFEST_NAME, ProjectPaths
-from .targets import TargetError, load_target, render_target, resolve_target_dir
+from ..errors import SpecError, SpecErrors
+from ..features.targets import TargetError, load_target, render_target, resolve_target_dir
+from ..pipeline.formatting import FormatError, format_files
+from ..pipeline.generate import build_irs
+from ..pipeline.output import OutputError, write_tree
+from ..pipeline.render import TemplateRenderError
+from ..pipeline.spec_loader import MANIFEST_NAME, ProjectPaths
 
 EXIT_BAD_INPUT = 2
 

@@ -1,7 +1,7 @@
 """The whole pipeline in order, as one call: load -> parse -> render -> format.
 
 Pipeline position: the single entry point the CLI, the tests and the benchmarks use. `build_irs` is
-the front half on its own, shared with `mcpgen render` (targets.py), which renders other template sets.
+the front half on its own, shared with `mcpgen render` (features/targets.py), which renders other template sets.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError, SpecErrors
+from ..ir import VersionIR
 from .build import build_version_ir
-from .errors import TOO_DEEP_FOR_MCPGEN, SpecError, SpecErrors
 from .formatting import format_files
-from .ir import VersionIR
 from .ir_diff import CHANGES_PATH, render_changes_file
 from .render import render_bindings
 from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, verify_all

@@ -1,10 +1,10 @@
 """The `mcpgen diff A B` command: what changed between two vendored schema versions.
 
-Pipeline position: beside cli.py (which registers it with `main.add_command(diff)`); builds both IRs
-with pipeline.build_version and prints ir_diff's text, markdown or JSON rendering.
+Pipeline position: beside the group in cli/__init__.py (which registers it with `main.add_command(diff.diff)`);
+builds both IRs with pipeline.generate.build_version and prints pipeline.ir_diff's text, markdown or JSON rendering.
 
-Kept out of cli.py so that file stays one screenful per command; it imports nothing from cli.py,
-so cli.py can import this module at any point without a cycle.
+Kept out of cli/__init__.py so that file stays one screenful per command; it imports nothing from
+cli/__init__.py, so the group can import this module at any point without a cycle.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import sys
 
 import click
 
-from .errors import SpecError, SpecErrors
-from .ir import VersionIR
-from .ir_diff import FORMATS, RENDERERS, diff_irs
-from .pipeline import build_version
-from .spec_loader import ProjectPaths
+from ..errors import SpecError, SpecErrors
+from ..ir import VersionIR
+from ..pipeline.generate import build_version
+from ..pipeline.ir_diff import FORMATS, RENDERERS, diff_irs
+from ..pipeline.spec_loader import ProjectPaths
 
-EXIT_BAD_INPUT = 2  # as cli.py: 0 ok, 2 bad input (a diff is a report, so differences are not a failure)
+EXIT_BAD_INPUT = 2  # as cli/__init__.py: 0 ok, 2 bad input (a diff is a report, so differences are not a failure)
 
 
 def _build_both(spec: ProjectPaths, old: str, new: str) -> tuple[VersionIR, VersionIR]:
@@ -58,7 +58,7 @@ def diff(context: click.Context, old: str, new: str, output_format: str) -> None
     try:
         old_ir, new_ir = _build_both(paths, old, new)
     except SpecErrors as error:
-        # The same shape as cli.py's _fail: one "error: file#pointer: message" line per problem.
+        # The same shape as cli/__init__.py's _fail: one "error: file#pointer: message" line per problem.
         for problem in error.errors:
             click.echo(f"error: {problem}", err=True)
         click.echo(f"{len(error.errors)} problem(s) in the input; nothing was compared.", err=True)

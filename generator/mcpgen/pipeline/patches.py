@@ -20,8 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecError, join_pointer
-from .json_input import nesting_error, read_spec_json
+from ..errors import SpecError, join_pointer
+from ..json_input import nesting_error, read_spec_json
 
 _MISSING = object()
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,8}")  # 9 digits: more items than any list holds

@@ -1,7 +1,15 @@
-"""The `mcpgen` command line.
+"""The `mcpgen` command line: click commands that parse options, call features/ and pipeline/, and map errors.
 
-Pipeline position: drives pipeline.generate_files and output.write_tree/diff_tree; turns bad input
-into exit code 2 and drift into exit code 1.
+Holds: this module, the group `main` (the console script `mcpgen = "mcpgen.cli:main"`, and `python -m mcpgen.cli`
+through __main__.py) with the bindings commands `generate`, `ir` and `versions`; one module per other command,
+named after it: `new`, `diff`, `render`, `spec` (the `spec fetch` group), `client_from_server`.
+May import: everything below it (features/, pipeline/, the foundation). Nothing imports cli/. The command modules
+never import this one (it imports them to register them), so registering a command cannot become an import cycle.
+Exit codes: 0 ok, 1 drift (`generate --check`), 2 bad input with one `error:` line per problem and nothing written.
+
+The group lives here rather than in a `cli/main.py`: `mcpgen.cli.main` would then name both a module and the
+function. For the same reason the command modules are imported as modules (`diff.diff`), never by their
+function's name, so `mcpgen.cli.diff` stays the module.
 """
 
 from __future__ import annotations
@@ -13,25 +21,14 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .cli_client import client_from_server
-from .cli_diff import diff
-from .cli_render import render
-from .cli_spec import spec
-from .errors import SpecError, SpecErrors
-from .formatting import FormatError
-from .output import OutputError, diff_tree, write_tree
-from .pipeline import GenerationRequest, build_version, generate_files
-from .render import TemplateRenderError
-from .scaffold import (
-    DEFAULT_PROTOCOL_VERSION,
-    PROTOCOL_VERSIONS,
-    TRANSPORTS,
-    ScaffoldError,
-    ScaffoldRequest,
-    scaffold,
-)
-from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, read_manifest
+from .. import __version__
+from ..errors import SpecError, SpecErrors
+from ..pipeline.formatting import FormatError
+from ..pipeline.generate import GenerationRequest, build_version, generate_files
+from ..pipeline.output import OutputError, diff_tree, write_tree
+from ..pipeline.render import TemplateRenderError
+from ..pipeline.spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, read_manifest
+from . import client_from_server, diff, new, render, spec
 
 EXIT_OK, EXIT_DRIFT, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -158,72 +155,9 @@ def versions(context: click.Context) -> None:
     click.echo(f"({len(names)} versions; manifest: {spec_dir / MANIFEST_NAME})")
 
 
-@main.command(
-    epilog="""\b
-Examples:
-  mcpgen new weather                                  ./weather: stdio and HTTP, every example
-  mcpgen new my-weather --dir ~/src/my-weather --transport stdio --template minimal
-  mcpgen new weather --templates my-templates/        (my-templates/server.py.j2 overrides the built-in one)
-\b
-Then, in the environment mcpgen is installed in: cd weather && pip install -e '.[test]' && pytest""",
-)
-@click.argument("name")
-@click.option(
-    "--dir",
-    "directory",
-    type=click.Path(path_type=Path),
-    help="The project directory itself (default: ./NAME). Must be new or empty unless --force.",
-)
-@click.option("--transport", type=click.Choice(TRANSPORTS), default="both", show_default=True)
-@click.option(
-    "--protocol-version",
-    type=click.Choice(PROTOCOL_VERSIONS),
-    default=DEFAULT_PROTOCOL_VERSION,
-    show_default=True,
-    help="The MCP version the project's tests speak (the server negotiates every supported one).",
-)
-@click.option(
-    "--template", default="full", show_default=True, metavar="minimal|full", help="minimal, or full (every example)."
-)
-@click.option(
-    "--force", is_flag=True, help="Write into a non-empty directory: overwrite the scaffold's own files only."
-)
-@click.option(
-    "--templates",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Search this template directory first.",
-)
-@click.pass_context
-def new(
-    context: click.Context,
-    name: str,
-    directory: Path | None,
-    transport: str,
-    protocol_version: str,
-    template: str,
-    force: bool,
-    templates: Path | None,
-) -> None:
-    """Scaffold a new MCP server project NAME that runs, passes its own tests and talks to real clients."""
-    target = directory if directory is not None else Path(name)
-    request = ScaffoldRequest(name, template, transport, protocol_version, templates)
-    try:
-        files = scaffold(request, target, _paths(context).templates, force=force)
-    except ScaffoldError as error:
-        click.echo(f"error: {error}", err=True)
-        click.echo("nothing was written.", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    click.echo(f"wrote {len(files)} files to {target}:")
-    for relative in files:
-        click.echo(f"  {relative}")
-    click.echo(f"next: cd {target} && python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest")
-
-
 # Commands that live in modules of their own.
-main.add_command(spec)
-main.add_command(diff)
-main.add_command(render)
-main.add_command(client_from_server)
-
-if __name__ == "__main__":  # python -m mcpgen.cli, as the nox sessions run it
-    main()
+main.add_command(new.new)
+main.add_command(spec.spec)
+main.add_command(diff.diff)
+main.add_command(render.render)
+main.add_command(client_from_server.client_from_server)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .ir import (
+from ..ir import (
     AnyType,
     ArrayType,
     Definition,
@@ -26,7 +26,7 @@ from .ir import (
     UnionType,
     VersionIR,
 )
-from .naming import snake_case
+from ..naming import snake_case
 
 BASE = "_base"  # how generated version modules import mcp_bindings.base; no definition starts with "_"
 TYPING_NAMES = ("TYPE_CHECKING", "Annotated", "Any", "ClassVar", "Literal", "Union")

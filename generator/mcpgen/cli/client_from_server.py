@@ -1,7 +1,7 @@
 """`mcpgen client-from-server`: the click command around ``client_from_server``.
 
-Where it sits: a sibling of the commands in ``cli`` (registered there with ``main.add_command``); it parses the
-options, runs the async fetch, and turns every ``ClientGenerationError`` into one ``error:`` line and exit code 2,
+Where it sits: a sibling of the commands in ``cli/__init__.py`` (registered there with ``main.add_command``); it
+parses the options, runs the async fetch, and turns every ``ClientGenerationError`` into one ``error:`` line and exit code 2,
 with nothing written. The message is folded to one line and cut at ``MAX_ERROR_CHARS``.
 """
 
@@ -17,14 +17,14 @@ from urllib.parse import urlsplit
 import anyio
 import click
 
-from .client_from_server import (
+from ..features.client_from_server.generate import (
     ClientGenerationError,
     ServerTarget,
     fetch_snapshot,
     render_client_module,
     write_atomically,
 )
-from .client_schema_guard import one_line
+from ..features.client_from_server.schema_guard import one_line
 
 EXIT_BAD_INPUT = 2
 MAX_ERROR_CHARS = 500

@@ -3,10 +3,11 @@
 Where it sits: beside the bindings pipeline, not in it. ``fetch_snapshot`` connects with ``mcpgen_runtime.Client``
 (stdio or streamable HTTP) and lists every tool; ``build_schema_document`` merges each tool's ``inputSchema`` and
 ``outputSchema`` into one JSON Schema document under names we choose; datamodel-code-generator turns that into
-pydantic v2 models; ``client_module_render`` writes the client class that calls the tools through those models;
-``formatting`` (black) owns the layout; ``write_atomically`` puts the file in place. ``cli_client`` is the command.
+pydantic v2 models; ``module_render`` writes the client class that calls the tools through those models;
+``pipeline.formatting`` (black) owns the layout; ``write_atomically`` puts the file in place.
+``cli/client_from_server.py`` is the command.
 
-The server is not trusted: ``client_schema_guard.vet_tools`` vets every tool before anything of it reaches the
+The server is not trusted: ``schema_guard.vet_tools`` vets every tool before anything of it reaches the
 generator (local ``#/...`` refs only, an allow-list of keywords, bounded sizes), the generator itself runs with
 remote refs disabled, and the finished module must compile before it is written.
 """
@@ -28,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import __version__
-from .client_module_render import (
+from ... import __version__
+from ...pipeline.formatting import FormatError, format_files
+from .module_render import (
     RESERVED_METHODS,
     ParsedModels,
     ToolBinding,
@@ -40,7 +42,7 @@ from .client_module_render import (
     snake_identifier,
     unique_name,
 )
-from .client_schema_guard import (
+from .schema_guard import (
     SCHEMA_LIST_KEYWORDS,
     SINGLE_SCHEMA_KEYWORDS,
     UnsafeSchemaError,
@@ -51,7 +53,6 @@ from .client_schema_guard import (
     tool_json_chars,
     vet_tools,
 )
-from .formatting import FormatError, format_files
 
 if TYPE_CHECKING:  # the runtime (and with it every version's bindings) is imported when a client connects
     from mcpgen_runtime import Client, SubprocessStream
@@ -388,7 +389,7 @@ def generate_models(document: Mapping[str, Any]) -> GeneratedModels:
 
 def render_client_module(snapshot: ServerSnapshot, class_name: str | None = None) -> str:
     """The complete, black-formatted source of the typed client module for ``snapshot``. Every tool goes through
-    ``client_schema_guard.vet_tools`` first; what it refuses raises ``ClientGenerationError``."""
+    ``schema_guard.vet_tools`` first; what it refuses raises ``ClientGenerationError``."""
     try:
         protocol_version = check_protocol_version(snapshot.protocol_version)
         vetted = vet_tools(snapshot.tools)
