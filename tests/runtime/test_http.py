@@ -170,14 +170,24 @@ async def test_json_mode_answers_with_json_bodies() -> None:
 
 
 async def test_protocol_version_header() -> None:
+    """Spec 2025-11-25 basic/transports: 400 only for an invalid or unsupported MCP-Protocol-Version. Another
+    supported version than the negotiated one is accepted, as both official SDKs do (the conformance suite's
+    server-sse-multiple-streams sends 2025-03-26 on a session negotiated at 2025-11-25)."""
     with anyio.fail_after(10):
         async with http_server() as url, httpx2.AsyncClient(timeout=5) as client:
             sid = await raw_initialize(client, url)
             headers = {**ACCEPT_BOTH, "mcp-session-id": sid}
-            for version, status in [(None, 200), ("2025-06-18", 200), ("1999-01-01", 400), ("2025-03-26", 400)]:
+            cases = [(None, 200), ("2025-06-18", 200), ("2025-03-26", 200), ("2025-11-25", 200), ("2024-11-05", 200)]
+            cases += [("1999-01-01", 400), ("", 400), ("2025-06-18, 2025-03-26", 400), ("latest", 400)]
+            for n, (version, status) in enumerate(cases):
                 extra = {} if version is None else {"mcp-protocol-version": version}
-                response = await client.post(url, json=echo(), headers={**headers, **extra})
+                response = await client.post(url, json=echo(n), headers={**headers, **extra})
                 assert response.status_code == status, (version, response.text)
+                if status == 400:
+                    assert response.json()["error"]["code"] == -32600
+            # A GET and a DELETE follow the same rule.
+            get_headers = {**headers, "accept": "text/event-stream", "mcp-protocol-version": "1999-01-01"}
+            assert (await client.get(url, headers=get_headers)).status_code == 400
             # 2026-07-28 is another wire altogether (stateless): refused here.
             response = await client.post(url, json=echo(), headers={**headers, "mcp-protocol-version": "2026-07-28"})
             assert response.status_code == 400
@@ -190,7 +200,8 @@ async def test_security_and_limits() -> None:
             for bad in [{"origin": "http://evil.example"}, {"host": "evil.example:80"}, {"origin": "null"}]:
                 response = await client.post(url, json=message, headers={**ACCEPT_BOTH, **bad})
                 assert response.status_code == 403, bad
-            sid = await raw_initialize(client, url, origin="http://localhost:3000")
+            port = url.split(":")[-1].split("/")[0]
+            sid = await raw_initialize(client, url, origin=f"http://localhost:{port}")
             headers = {**ACCEPT_BOTH, "mcp-session-id": sid}
 
             response = await client.post(url, json=echo(), headers={**headers, "accept": "application/json"})
@@ -342,8 +353,14 @@ async def test_our_client_against_official_sdk_server() -> None:
 
 
 def test_sse_event_framing() -> None:
-    from mcpgen_runtime.transports.http_server import _sse_event
+    from mcpgen_runtime.transports.http_session import Event
+    from mcpgen_runtime.transports.http_sse import sse_bytes, sse_event
 
-    assert _sse_event(b'{"a":1}') == b'event: message\ndata: {"a":1}\n\n'
-    assert _sse_event(b"{\n}") == b"event: message\ndata: {\ndata: }\n\n"
+    assert sse_event(b'{"a":1}') == b'event: message\ndata: {"a":1}\n\n'
+    assert sse_event(b"{\n}") == b"event: message\ndata: {\ndata: }\n\n"
     assert json.loads(b"{\n}") == {}
+    assert sse_event(b"{}", "s.1/7") == b"event: message\nid: s.1/7\ndata: {}\n\n"
+    # A priming event: an id and empty data (dispatched by clients with data ""), with the retry hint.
+    assert sse_bytes(Event(None, "s.1/1", 1000)) == b"id: s.1/1\nretry: 1000\ndata: \n\n"
+    # Only a retry hint: no data line, so clients dispatch no event.
+    assert sse_bytes(Event(None, retry_ms=500)) == b"retry: 500\n\n"

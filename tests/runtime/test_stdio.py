@@ -3,6 +3,7 @@ own)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
@@ -325,3 +326,30 @@ async def test_stdio_send_appends_the_newline_and_refuses_embedded_ones() -> Non
     assert bytes(sink.data) == b'{"a":1}\n'
     with pytest.raises(ValueError):
         await stream.send(b'{"a":\n1}')
+
+
+async def test_stdio_server_answers_bracketed_garbage_as_a_parse_error() -> None:
+    """A real ``Server`` process (server_fixture.py): invalid JSON that starts with ``[`` is a parse error (-32700),
+    not a refused batch (-32600), before initialize and on a version without batches; a real batch still gets
+    -32600 there."""
+    fixture = Path(__file__).with_name("server_fixture.py")
+    garbage = [b"[", b"[{", b'[{"jsonrpc": "2.0", "id": 1', b"[1,]", b"  [oops"]
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+
+    async def answer(stream: NDJSONStream, frame: bytes) -> Any:
+        await stream.send(frame)
+        with anyio.fail_after(10):
+            return json.loads(await stream.receive())
+
+    with anyio.fail_after(30):
+        async with open_subprocess_stream([sys.executable, str(fixture)]) as stream:
+            for phase in ("before initialize", "2025-06-18"):
+                for frame in garbage:
+                    reply = await answer(stream, frame)
+                    assert reply["id"] is None and reply["error"]["code"] == -32700, (phase, frame, reply)
+                batch = json.dumps([{"jsonrpc": "2.0", "id": 5, "method": "ping"}]).encode()
+                reply = await answer(stream, batch)
+                assert reply["id"] is None and reply["error"]["code"] == -32600, (phase, reply)
+                if phase == "before initialize":
+                    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+                    assert (await answer(stream, json.dumps(initialize).encode()))["id"] == 0

@@ -2,8 +2,9 @@
 
 Holds, bottom up: ``envelopes`` (classifying incoming frames, building outgoing envelopes, ``JSONRPCError`` and the
 error codes), ``streams`` (the ``MessageStream`` interface every transport implements, an in-memory pair),
-``context`` (what a request handler sees: ``RequestContext``, the handler signatures, ``OutgoingSession``) and
-``session`` (``Session``: ids, concurrency, cancellation, progress, ping).
+``context`` (what a request handler sees: ``RequestContext``, the handler signatures, ``OutgoingSession``),
+``inflight`` (``Admission``: how many incoming requests run at once, and back-pressure past that) and ``session``
+(``Session``: ids, concurrency, cancellation, progress, ping).
 
 May import: the standard library and anyio; nothing else of ``mcpgen_runtime`` (every other layer builds on this
 one). Modules here import each other by module (``from .envelopes import ...``), never through this package.

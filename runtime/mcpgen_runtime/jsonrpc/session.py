@@ -10,6 +10,8 @@ passed through untouched, so one session serves every MCP version.
 Concurrency model: a single receive loop classifies frames and never awaits anything but ``receive`` (so one slow
 handler or a stuck write cannot stop the session from reading, and so cancellations are seen at once); every incoming
 request runs in its own task; notifications run in order on one worker task; writes are serialized by a lock.
+Bounded: at most ``max_requests_in_flight`` request tasks run at once; past that requests wait their turn, and once
+as many wait, the loop stops reading until there is room (back-pressure: see ``inflight``).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from .envelopes import (
     request_message,
     success_response,
 )
+from .inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT, Admission
 from .streams import FrameTooLarge, MessageStream
 
 __all__ = [
@@ -126,10 +129,15 @@ class Session:
         answer_pings: bool = True,
         shutdown_grace: float = 2.0,
         cancel_send_timeout: float = 5.0,
+        max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
     ) -> None:
         """``allow_batches`` is for MCP 2025-03-26 only (the one version with JSON-RPC batches).
         ``shutdown_grace``: after the peer stops sending, how long running handlers may still finish and answer
         (the usual stdio shutdown is "client closes stdin"; answers already being computed should still go out).
+        ``max_requests_in_flight``: incoming requests handled at once (a batch counts its requests); as many more
+        wait, read but not started, and beyond that the session stops reading until one finishes.
+        ``max_batch_size``: messages in one batch; a longer batch is refused whole (-32600, id null).
         """
         self._stream = stream
         self._request_handler = request_handler or _method_not_found
@@ -138,6 +146,8 @@ class Session:
         self._answer_pings = answer_pings
         self._shutdown_grace = shutdown_grace
         self._cancel_send_timeout = cancel_send_timeout
+        self._admission = Admission(max_requests_in_flight)
+        self._max_batch_size = max_batch_size
 
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
@@ -318,12 +328,14 @@ class Session:
 
     async def _receive_loop(self) -> None:
         while True:
+            # Back-pressure: with the in-flight limit reached and as many requests waiting, read nothing more.
+            await self._admission.wait_for_room()
             try:
                 frame = await self._stream.receive()
             except FrameTooLarge as exc:
                 logger.warning("%s", exc)
                 message = f"Invalid Request: frame larger than {exc.limit} bytes"
-                self._spawn(self._send_answer, encode_frame(error_response(None, ErrorCode.INVALID_REQUEST, message)))
+                self._answer_now(error_response(None, ErrorCode.INVALID_REQUEST, message))
                 continue
             except anyio.EndOfStream:
                 return
@@ -344,6 +356,20 @@ class Session:
         self._active += 1
         self._tg.start_soon(self._guarded, func, *args)
 
+    def _start(self, weight: int, func: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """Spawn work for an incoming frame when the in-flight limit allows (see ``inflight.Admission``)."""
+        self._admission.admit(weight, lambda: self._spawn(self._admitted, weight, func, *args))
+
+    async def _admitted(self, weight: int, func: Callable[..., Awaitable[None]], *args: Any) -> None:
+        try:
+            await func(*args)
+        finally:
+            # Before _guarded's count goes down: a waiting request started here keeps the shutdown wait honest.
+            self._admission.release(weight)
+
+    def _answer_now(self, message: dict[str, Any]) -> None:
+        self._start(1, self._send_answer, encode_frame(message))
+
     async def _guarded(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         try:
             await func(*args)
@@ -361,7 +387,13 @@ class Session:
         if isinstance(decoded, Batch):
             if not self._allow_batches:
                 message = "Invalid Request: JSON-RPC batches are not supported"
-                self._spawn(self._send_answer, encode_frame(error_response(None, ErrorCode.INVALID_REQUEST, message)))
+                self._answer_now(error_response(None, ErrorCode.INVALID_REQUEST, message))
+                return
+            if len(decoded.items) > self._max_batch_size:
+                message = (
+                    f"Invalid Request: a batch of {len(decoded.items)} messages (the limit is {self._max_batch_size})"
+                )
+                self._answer_now(error_response(None, ErrorCode.INVALID_REQUEST, message))
                 return
             immediate: list[dict[str, Any]] = []
             jobs: list[_Job] = []
@@ -372,13 +404,13 @@ class Session:
                 elif outcome is not None:
                     immediate.append(outcome)
             if jobs or immediate:
-                self._spawn(self._run_batch, jobs, immediate)
+                self._start(max(1, len(jobs)), self._run_batch, jobs, immediate)
             return
         outcome = self._accept(decoded)
         if isinstance(outcome, _Job):
-            self._spawn(self._run_single, outcome)
+            self._start(1, self._run_single, outcome)
         elif outcome is not None:
-            self._spawn(self._send_answer, encode_frame(outcome))
+            self._answer_now(outcome)
 
     def _accept(self, message: Message) -> _Job | dict[str, Any] | None:
         """Take one message: a job to run, an immediate answer, or None (nothing to answer)."""
@@ -472,6 +504,8 @@ class Session:
         """Run one request's handler; the response as (message, encoded frame), or None if the peer cancelled it."""
         request = job.request
         try:
+            if job.scope.cancel_called:
+                return None  # cancelled while it waited for the in-flight limit: never started
             with job.scope:
                 response = await self._call_handler(request)
         finally:

@@ -7,9 +7,9 @@ completion definitions), ``registry`` (``Registry``: what a server serves, and t
 ``connection`` (``ServerConnection``: one client, version negotiation, dispatch) and ``server`` (``Server``: a
 registry that serves its connections over stdio or streamable HTTP).
 
-May import: ``jsonrpc`` (the session), ``transports`` (stdio eagerly; ``http_server`` only inside
-``Server.serve_http``, so that stdio servers do not import starlette and uvicorn), ``protocol`` (result
-validation), the standard library, anyio, pydantic and ``mcp_bindings``; never ``client`` (the two sides share only
+May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``http_session``, which needs neither starlette
+nor uvicorn, eagerly; ``http_server`` only inside ``Server.serve_http``, so that stdio servers do not import
+starlette and uvicorn), ``protocol`` (result validation), the standard library, anyio, pydantic and ``mcp_bindings``; never ``client`` (the two sides share only
 what is below them). The list above is the dependency order inside the layer.
 This package re-exports the names a server author needs.
 """

@@ -33,14 +33,17 @@ from mcp_bindings import MODULES
 
 from ..jsonrpc.context import RequestContext
 from ..jsonrpc.envelopes import (
+    Batch,
     ErrorCode,
     InvalidParams,
     JSONParams,
     JSONRPCError,
     MethodNotFound,
+    decode_frame,
     encode_frame,
     error_response,
 )
+from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.session import Session, SessionClosedError
 from ..jsonrpc.streams import MessageStream
 from ..protocol.results import ResultValidationError, as_result, field_errors
@@ -108,7 +111,9 @@ class _BatchGate:
     """The connection's stream, with JSON-RPC batches refused unless the negotiated version has them.
 
     The session decides ``allow_batches`` when it is created, before any version is known, so it is created with
-    batches allowed and this filter answers a batch itself (-32600, id null, as the session would) otherwise."""
+    batches allowed and this filter answers a batch itself (-32600, id null, as the session would) otherwise.
+    Only a frame that parses as a batch is one: invalid JSON that happens to start with ``[`` goes on to the session,
+    which answers it -32700 like any other parse error."""
 
     def __init__(self, inner: MessageStream, connection: ServerConnection) -> None:
         self._inner, self._connection = inner, connection
@@ -116,7 +121,10 @@ class _BatchGate:
     async def receive(self) -> bytes:
         while True:
             frame = await self._inner.receive()
+            # The cheap test first: only a frame starting with "[" can be a batch, and only those get parsed here.
             if frame.lstrip()[:1] != b"[" or self._connection.protocol_version in BATCH_VERSIONS:
+                return frame
+            if not isinstance(decode_frame(frame), Batch):
                 return frame
             version = self._connection.protocol_version or "before initialize"
             message = f"Invalid Request: JSON-RPC batches are not supported ({version})"
@@ -132,7 +140,15 @@ class _BatchGate:
 class ServerConnection:
     """One client: its lifecycle state, negotiated version and capabilities, log level and subscriptions."""
 
-    def __init__(self, server: Registry, stream: MessageStream) -> None:
+    def __init__(
+        self,
+        server: Registry,
+        stream: MessageStream,
+        *,
+        max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+    ) -> None:
+        """``max_requests_in_flight`` / ``max_batch_size``: the session's limits (see ``jsonrpc.session.Session``)."""
         self.server = server
         self.protocol_version = ""  # "" until initialize has been answered
         self.bindings: ModuleType = _bindings(LATEST_PROTOCOL_VERSION)
@@ -150,6 +166,8 @@ class ServerConnection:
             request_handler=self._on_request,
             notification_handler=self._on_notification,
             allow_batches=True,
+            max_requests_in_flight=max_requests_in_flight,
+            max_batch_size=max_batch_size,
         )
 
     async def run(self) -> None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from ..jsonrpc.context import RequestContext
 from ..jsonrpc.envelopes import RequestId
 from ..protocol.results import ResultValidationError
+from ..transports.http_session import close_sse_stream
 
 __all__ = ["LOG_LEVELS", "CapabilityError", "ConnectionView", "Context", "InvalidClientResultError"]
 
@@ -121,6 +122,18 @@ class Context:
 
     async def error(self, data: Any, logger: str | None = None) -> None:
         await self.log("error", data, logger)
+
+    # -- the transport --------------------------------------------------------------------------------------------
+
+    async def close_sse_stream(self) -> bool:
+        """End the HTTP connection that carries this request's SSE stream, without ending the stream (SEP-1699,
+        MCP 2025-11-25 "polling"): the client reconnects after the server's ``retry`` interval with GET and
+        ``Last-Event-ID`` and receives what was sent meanwhile, this request's result included. Call it before long
+        work so that no connection is held open for it.
+
+        True if the connection was ended. False, and nothing done, when the client could not resume: not
+        streamable HTTP, JSON answers, resumability off, or a client older than 2025-11-25 (no priming event)."""
+        return await close_sse_stream()
 
     # -- requests to the client -----------------------------------------------------------------------------------
 

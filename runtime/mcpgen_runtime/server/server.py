@@ -14,8 +14,9 @@ from typing import Any
 
 import anyio
 
+from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
-from ..transports.stdio import stdio_server_stream
+from ..transports.stdio import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
 from .connection import ServerConnection
 from .registry import Registry
 
@@ -61,34 +62,63 @@ class Server(Registry):
 
     # -- running --------------------------------------------------------------------------------------------------
 
-    async def serve_stream(self, stream: MessageStream) -> None:
-        """Serve one client over ``stream`` until it closes its side."""
-        connection = ServerConnection(self, stream)
+    async def serve_stream(
+        self,
+        stream: MessageStream,
+        *,
+        max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+    ) -> None:
+        """Serve one client over ``stream`` until it closes its side.
+
+        ``max_requests_in_flight`` (default 100): requests handled at once; as many more may wait, read but not
+        started, and beyond that the server stops reading until one finishes (over stdio the client's writes then
+        block). ``max_batch_size`` (default 100): messages in one JSON-RPC batch (2025-03-26); longer ones are
+        refused whole with -32600."""
+        connection = ServerConnection(
+            self, stream, max_requests_in_flight=max_requests_in_flight, max_batch_size=max_batch_size
+        )
         self.connections.add(connection)
         try:
             await connection.run()
         finally:
             self.connections.discard(connection)
 
-    async def serve_stdio(self) -> None:
-        async with stdio_server_stream() as stream:
-            await self.serve_stream(stream)
+    async def serve_stdio(
+        self,
+        *,
+        max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+    ) -> None:
+        """Serve one client over this process's stdin/stdout. The limits: see ``serve_stream``;
+        ``max_frame_bytes`` (default 256 MiB): the longest line read, longer ones are answered -32600."""
+        async with stdio_server_stream(max_frame_bytes=max_frame_bytes) as stream:
+            await self.serve_stream(
+                stream, max_requests_in_flight=max_requests_in_flight, max_batch_size=max_batch_size
+            )
 
     async def serve_http(
         self, host: str = "127.0.0.1", port: int = 8000, *, task_status: Any = anyio.TASK_STATUS_IGNORED, **options: Any
     ) -> None:
         """Serve over streamable HTTP at http://host:port/mcp until cancelled; each HTTP session gets its own
-        connection. Binds to 127.0.0.1 unless told otherwise. ``options``: see
-        ``transports.http_server.StreamableHTTPApp``."""
+        connection. Binds to 127.0.0.1 unless told otherwise. ``options`` (limits, timeouts, resumability): see
+        ``transports.http_server.StreamableHTTPApp``; its per-session in-flight and batch limits also bound each
+        connection's own session."""
         from ..transports.http_server import run_http  # only HTTP servers need starlette and uvicorn
 
-        await run_http(self.serve_stream, host, port, task_status=task_status, **options)
+        limits = {
+            "max_requests_in_flight": options.get("max_requests_in_flight", DEFAULT_MAX_REQUESTS_IN_FLIGHT),
+            "max_batch_size": options.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE),
+        }
+        await run_http(functools.partial(self.serve_stream, **limits), host, port, task_status=task_status, **options)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Blocking form of ``serve_http``."""
         anyio.run(functools.partial(self.serve_http, host, port, **options))
 
-    def run_stdio(self) -> None:
-        """Serve one client over this process's stdin/stdout (logs go to stderr; stdout carries only protocol)."""
+    def run_stdio(self, **options: Any) -> None:
+        """Serve one client over this process's stdin/stdout (logs go to stderr; stdout carries only protocol).
+        ``options``: the limits of ``serve_stdio``."""
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-        anyio.run(self.serve_stdio)
+        anyio.run(functools.partial(self.serve_stdio, **options))

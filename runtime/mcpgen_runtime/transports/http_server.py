@@ -3,29 +3,37 @@ per-session ``MessageStream`` s.
 
 Where it sits: beside ``stdio`` under ``session``. ``StreamableHTTPApp`` (starlette, served by uvicorn via
 ``run_http`` / ``serve_app``) creates one ``HTTPSessionStream`` per MCP session (an ``initialize`` POST without an
-``Mcp-Session-Id``) and hands it to a connection handler, ``async def handle(stream: MessageStream) -> None`` - the
-same entry a stdio server uses, so the handler never learns it is behind HTTP.
+``Mcp-Session-Id`` that the handler answers with success; a refused one leaves nothing behind) and hands it to a
+connection handler, ``async def handle(stream: MessageStream) -> None`` - the same entry a stdio server uses, so the
+handler never learns it is behind HTTP. SSE encoding and the SSE response are in ``http_sse``; resumability's
+storage in ``event_store``.
 
-Routing the handler's outgoing frames: a response goes to the POST that carried its request (by id). A
-server->client request or notification goes to the POST whose request the handler was serving when it sent it, and
-otherwise to the standalone GET stream. "Which request was being served" is a context variable set by ``receive``:
-``Session`` runs each request's handler in a task spawned from its receive loop right after ``receive`` returned,
-so the task inherits the value. No session internals are touched.
+Routing the handler's outgoing frames: a response goes to the stream of the POST that carried its request (by id).
+A server->client request or notification goes to the stream of the POST whose request the handler was serving when
+it sent it, and otherwise to the standalone GET stream. "Which request was being served" is a context variable set
+by ``receive``: ``Session`` runs each request's handler in a task spawned from its receive loop right after
+``receive`` returned (or, for a request that waited for the in-flight limit, in the context it was read in), so the
+task inherits the value. No session internals are touched.
+
+Limits (each an option, see ``StreamableHTTPApp``): body size, batch size, sessions, requests in flight per session
+and per server, and an idle expiry of sessions. A request over an in-flight limit is refused at once, with HTTP 429
+(this session's limit) or 503 (the server's) and ``Retry-After``, the body a JSON-RPC error with code
+``TOO_MANY_REQUESTS_IN_FLIGHT``: the official SDK's client and ours surface a JSON-RPC error body of a 4xx/5xx as the
+request's error, and the status tells any client and proxy that the refusal is temporary.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import secrets
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import anyio
-import uvicorn
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.applications import Starlette
@@ -42,12 +50,20 @@ from ..jsonrpc.envelopes import (
     Request,
     decode_frame,
 )
+from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
-from .http_session import HTTPSessionStream, _Channel, _error_body
+from .event_store import EventStore, InMemoryEventStore
+from .http_session import Event, HTTPSessionStream, InFlightBudget, _error_body
+from .http_sse import SSE, SSEResponse, sse_bytes
+from .http_uvicorn import serve_app
 
 __all__ = [
     "DEFAULT_MAX_BODY_SIZE",
+    "DEFAULT_MAX_REQUESTS_IN_FLIGHT_TOTAL",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSION_IDLE_TIMEOUT",
     "SUPPORTED_PROTOCOL_VERSIONS",
+    "TOO_MANY_REQUESTS_IN_FLIGHT",
     "ConnectionHandler",
     "HTTPSessionStream",
     "StreamableHTTPApp",
@@ -61,20 +77,20 @@ ConnectionHandler = Callable[[MessageStream], Awaitable[None]]
 
 SESSION_ID_HEADER: Final = "mcp-session-id"
 PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
-# What a request without MCP-Protocol-Version is taken to speak (the spec's rule for backwards compatibility).
-DEFAULT_PROTOCOL_VERSION: Final = "2025-03-26"
+LAST_EVENT_ID_HEADER: Final = "last-event-id"
 # The handshake-era versions whose wire is this transport (2026-07-28 has its own, stateless, envelope).
 SUPPORTED_PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 DEFAULT_MAX_BODY_SIZE: Final = 4 * 1024 * 1024
+DEFAULT_MAX_SESSIONS: Final = 1000
+DEFAULT_SESSION_IDLE_TIMEOUT: Final = 30 * 60.0  # as the official SDK
+DEFAULT_MAX_REQUESTS_IN_FLIGHT_TOTAL: Final = 1000
+# The JSON-RPC error of a request refused for an in-flight limit. Outside the JSON-RPC reserved range -32768..-32000
+# (MCP 2026-07-28, basic/index "Error Codes": new codes SHOULD be allocated outside it), next to the official SDK's
+# REQUEST_CANCELLED (-32800).
+TOO_MANY_REQUESTS_IN_FLIGHT: Final = -32810
 LOCAL_HOSTS: Final = ("localhost", "127.0.0.1", "::1")
+DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 JSON: Final = "application/json"
-SSE: Final = "text/event-stream"
-
-
-def _sse_event(frame: bytes) -> bytes:
-    # Our encoder never emits a raw newline, but a handler's frame might: SSE needs one "data:" line per line.
-    lines = frame.replace(b"\r\n", b"\n").split(b"\n")
-    return b"event: message\n" + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 
 def _accepts(request: HTTPRequest) -> tuple[bool, bool]:
@@ -84,46 +100,34 @@ def _accepts(request: HTTPRequest) -> tuple[bool, bool]:
     return anything or bool(types & {JSON, "application/*"}), anything or bool(types & {SSE, "text/*"})
 
 
-class _SSEResponse:
-    """An SSE response fed from a frame stream: ends when the stream does, pings while idle, stops on disconnect."""
+def _host_and_port(authority: str, scheme: str) -> tuple[str, int | None] | None:
+    """(host name, port) of a ``Host`` value or an origin's authority; None if it does not parse."""
+    try:
+        parts = urlsplit(f"//{authority}")
+        return (parts.hostname or "").lower(), parts.port or DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        return None
 
-    def __init__(
-        self,
-        frames: MemoryObjectReceiveStream[bytes],
-        headers: Mapping[str, str],
-        ping_interval: float,
-        on_close: Callable[[], None],
-    ) -> None:
-        self._frames, self._headers, self._ping_interval, self._on_close = frames, headers, ping_interval, on_close
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(b"content-type", SSE.encode()), (b"cache-control", b"no-cache, no-transform")]
-        headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self._headers.items()]
-        try:
-            async with anyio.create_task_group() as tg:
+async def _collect(events: MemoryObjectReceiveStream[Event], receive: Receive) -> list[Event] | None:
+    """Every event until the stream ends; None if the client disconnected first."""
+    collected: list[Event] = []
+    client_gone = False
+    async with anyio.create_task_group() as tg:
 
-                async def watch_disconnect() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    tg.cancel_scope.cancel()
+        async def watch_disconnect() -> None:
+            nonlocal client_gone
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            client_gone = True
+            tg.cancel_scope.cancel()
 
-                tg.start_soon(watch_disconnect)
-                await send({"type": "http.response.start", "status": 200, "headers": headers})
-                async with self._frames:
-                    while True:
-                        chunk = b": ping\n\n"  # a comment: keeps proxies from timing the stream out
-                        with anyio.move_on_after(self._ping_interval):
-                            try:
-                                chunk = _sse_event(await self._frames.receive())
-                            except anyio.EndOfStream:
-                                break
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                tg.cancel_scope.cancel()
-        except OSError:
-            logger.debug("SSE client went away", exc_info=True)
-        finally:
-            self._on_close()
+        tg.start_soon(watch_disconnect)
+        async with events:
+            async for event in events:
+                collected.append(event)
+        tg.cancel_scope.cancel()
+    return None if client_gone else collected
 
 
 class _Endpoint:
@@ -135,6 +139,9 @@ class _Endpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
+
+
+_Answer = HTTPResponse | SSEResponse | None  # None: the client is gone, nothing to send
 
 
 class StreamableHTTPApp:
@@ -154,13 +161,44 @@ class StreamableHTTPApp:
         allowed_origins: Collection[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         supported_versions: Collection[str] = SUPPORTED_PROTOCOL_VERSIONS,
-        max_sessions: int = 1000,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
         ping_interval: float = 15.0,
+        session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
+        max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+        max_requests_in_flight_total: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT_TOTAL,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        resumable: bool = True,
+        event_store: EventStore | None = None,
+        retry_interval: float = 1.0,
     ) -> None:
-        """``json_response``: answer request POSTs with one JSON body instead of an SSE stream (server->client
-        messages then all travel on the GET stream). ``allowed_hosts``: host names (any port) accepted in ``Host``
-        and, unless ``allowed_origins`` (exact ``scheme://host[:port]`` strings) is given, in ``Origin``; default
-        local only, ``"*"`` turns the check off (DNS-rebinding protection, so only behind something that checks).
+        """Options (every limit and timeout has a default; sizes in bytes, times in seconds):
+
+        - ``json_response`` (False): answer request POSTs with one JSON body instead of an SSE stream (server->client
+          messages then all travel on the GET stream; nothing is resumable).
+        - ``allowed_hosts`` (local names): host names (any port) accepted in ``Host``; ``"*"`` turns the Host and
+          Origin checks off (DNS-rebinding protection, so only behind something that checks).
+        - ``allowed_origins`` (None): exact ``scheme://host[:port]`` origins a browser may call from. Without it an
+          ``Origin`` must be the server's own: its scheme, a host of ``allowed_hosts`` and the port of ``Host``
+          (``https://localhost`` or ``http://localhost:9999`` are refused by a server at ``http://localhost:8000``).
+        - ``max_body_size`` (4 MiB): a larger POST body is refused with 413.
+        - ``supported_versions`` (the handshake-era versions): ``MCP-Protocol-Version`` values accepted; any other
+          value is refused with 400, whatever the session negotiated (as both official SDKs do).
+        - ``max_sessions`` (1000): sessions open (or opening) at once; one more is refused with 503.
+        - ``ping_interval`` (15): an SSE comment is sent after this long without an event.
+        - ``session_idle_timeout`` (1800, like the official SDK; None: never): a session without any HTTP request
+          being served (no POST answered, no GET stream open) for this long is ended; its id then answers 404.
+        - ``max_requests_in_flight`` (100): requests of one session being handled; more are refused (429).
+        - ``max_requests_in_flight_total`` (1000): the same over all sessions; more are refused (503).
+        - ``max_batch_size`` (100): messages in one JSON-RPC batch (2025-03-26); more are refused (400, -32600).
+        - ``resumable`` (True): SSE events get ids (stored in ``event_store``); 2025-11-25 clients get a priming
+          event first, handlers may end a stream's connection (``http_session.close_sse_stream``), and a GET with
+          ``Last-Event-ID`` replays what the client missed.
+        - ``event_store`` (an ``InMemoryEventStore`` with its default bounds): where events are kept.
+        - ``retry_interval`` (1.0): the SSE ``retry`` sent with priming events and when the server ends a
+          connection (clients wait that long before they reconnect).
+
+        A client that disconnects from a stream it cannot resume (JSON answers, or no event id sent yet) has its
+        requests cancelled, as if it had sent ``notifications/cancelled``; a resumable stream's requests go on.
         """
         self._handler = handler
         self.json_response = json_response
@@ -170,7 +208,18 @@ class StreamableHTTPApp:
         self._supported_versions = frozenset(supported_versions)
         self._max_sessions = max_sessions
         self._ping_interval = ping_interval
+        if session_idle_timeout is not None and not (math.isfinite(session_idle_timeout) and session_idle_timeout > 0):
+            raise ValueError("session_idle_timeout must be a positive number of seconds, or None")
+        if min(max_requests_in_flight, max_requests_in_flight_total, max_batch_size) < 1:
+            raise ValueError("the in-flight and batch limits must be at least 1")
+        self._idle_timeout = session_idle_timeout
+        self._max_in_flight = max_requests_in_flight
+        self._budget = InFlightBudget(max_requests_in_flight_total)
+        self._max_batch_size = max_batch_size
+        self._event_store = (event_store or InMemoryEventStore()) if resumable else None
+        self._retry_ms = max(0, round(retry_interval * 1000))
         self.sessions: dict[str, HTTPSessionStream] = {}
+        self._opening = 0  # sessions whose initialize is being answered
         self._tg: TaskGroup | None = None
         self.app = Starlette(
             routes=[Route(path, endpoint=_Endpoint(self._asgi), methods=["GET", "POST", "DELETE"])],
@@ -179,6 +228,11 @@ class StreamableHTTPApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, send)
+
+    @property
+    def requests_in_flight(self) -> int:
+        """Requests being handled over all sessions (the count ``max_requests_in_flight_total`` bounds)."""
+        return self._budget.used
 
     @asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -198,7 +252,10 @@ class StreamableHTTPApp:
 
     async def _run_handler(self, session: HTTPSessionStream) -> None:
         try:
-            await self._handler(session)
+            with session.idle_scope:
+                await self._handler(session)
+            if session.idle_scope.cancelled_caught:
+                logger.info("HTTP session %s ended after %s s without requests", session.session_id, self._idle_timeout)
         except Exception:
             logger.exception("connection handler of HTTP session %s failed", session.session_id)
         finally:
@@ -208,24 +265,31 @@ class StreamableHTTPApp:
 
     async def _asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = HTTPRequest(scope, receive)
-        response: HTTPResponse | _SSEResponse
+        session = self.sessions.get(request.headers.get(SESSION_ID_HEADER, ""))
+        # The whole request, answer included, keeps its session from expiring (an open GET stream too).
+        with session.busy() if session is not None else contextlib.nullcontext():
+            response = await self._respond(request)
+            if response is not None:
+                await response(scope, receive, send)
+
+    async def _respond(self, request: HTTPRequest) -> _Answer:
         if (problem := self._check_origin(request)) is not None:
-            response = self._error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {problem}")
-        elif request.method == "POST":
-            response = await self._post(request)
-        elif request.method == "GET":
-            response = self._get(request)
-        else:
-            response = self._delete(request)
-        await response(scope, receive, send)
+            return self._error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {problem}")
+        if request.method == "POST":
+            return await self._post(request)
+        if request.method == "GET":
+            return await self._get(request)
+        return self._delete(request)
 
     def _check_origin(self, request: HTTPRequest) -> str | None:
-        """DNS-rebinding protection: a web page must not reach a local server through a name it controls."""
+        """DNS-rebinding protection: a web page must not reach a local server through a name it controls, nor a
+        page of another origin (another port or scheme of the same host) use it without being allowed to."""
         if "*" in self._allowed_hosts:
             return None
         host = request.headers.get("host", "")
-        name = host[1 : host.find("]")] if host.startswith("[") else host.rsplit(":", 1)[0]
-        if name.lower() not in self._allowed_hosts:
+        scheme = request.url.scheme
+        own = _host_and_port(host, scheme)
+        if own is None or own[0] not in self._allowed_hosts:
             return f"host {host!r} is not allowed"
         origin = request.headers.get("origin")
         if origin is None:  # not a browser: nothing to protect against
@@ -233,14 +297,23 @@ class StreamableHTTPApp:
         if self._allowed_origins is not None:
             ok = origin.rstrip("/").lower() in self._allowed_origins
         else:
-            try:
-                ok = (urlsplit(origin).hostname or "") in self._allowed_hosts
-            except ValueError:
-                ok = False
+            origin_scheme, _, authority = origin.partition("://")
+            theirs = _host_and_port(authority.rstrip("/"), origin_scheme.lower())
+            ok = origin_scheme.lower() == scheme and theirs is not None and theirs[0] in self._allowed_hosts
+            ok = ok and theirs is not None and theirs[1] == own[1]
         return None if ok else f"origin {origin!r} is not allowed"
 
-    def _error(self, status: int, code: int, message: str, session: HTTPSessionStream | None = None) -> HTTPResponse:
-        return HTTPResponse(_error_body(code, message), status, self._headers(session), media_type=JSON)
+    def _error(
+        self,
+        status: int,
+        code: int,
+        message: str,
+        session: HTTPSessionStream | None = None,
+        headers: dict[str, str] | None = None,
+        request_id: Any = None,
+    ) -> HTTPResponse:
+        all_headers = {**self._headers(session), **(headers or {})}
+        return HTTPResponse(_error_body(code, message, request_id), status, all_headers, media_type=JSON)
 
     def _headers(self, session: HTTPSessionStream | None) -> dict[str, str]:
         return {"Mcp-Session-Id": session.session_id} if session is not None else {}
@@ -253,27 +326,28 @@ class StreamableHTTPApp:
         if session is None:
             return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: unknown or ended session")
         version = request.headers.get(PROTOCOL_VERSION_HEADER)
-        if version is not None and (
-            version not in self._supported_versions
-            or (session.protocol_version is not None and version != session.protocol_version)
-        ):
-            message = f"Bad Request: unsupported or unnegotiated MCP-Protocol-Version {version!r}"
+        # Spec (basic/transports, "Protocol Version Header"): 400 only for an invalid or unsupported version. A
+        # supported one other than the negotiated is accepted, as both official SDKs do (the conformance suite
+        # sends 2025-03-26 on sessions negotiated at 2025-11-25).
+        if version is not None and version not in self._supported_versions:
+            message = f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
             return self._error(400, ErrorCode.INVALID_REQUEST, message, session)
         return session
 
-    def _new_session(self) -> HTTPSessionStream | HTTPResponse:
-        if self._tg is None:
-            raise RuntimeError("StreamableHTTPApp needs its ASGI lifespan to run (uvicorn does; see run_http)")
-        if len(self.sessions) >= self._max_sessions:
-            return self._error(503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: too many sessions")
-        session = HTTPSessionStream(secrets.token_urlsafe(24))
+    def _new_session(self) -> HTTPSessionStream:
+        session = HTTPSessionStream(
+            secrets.token_urlsafe(24),
+            event_store=self._event_store,
+            retry_ms=self._retry_ms,
+            budget=self._budget,
+            idle_timeout=self._idle_timeout,
+        )
 
         def forget(ended: HTTPSessionStream) -> None:
-            self.sessions.pop(ended.session_id, None)
+            if self.sessions.get(ended.session_id) is ended:
+                del self.sessions[ended.session_id]
 
-        session._on_terminate = forget
-        self.sessions[session.session_id] = session
-        self._tg.start_soon(self._run_handler, session)
+        session.on_terminate.append(forget)
         return session
 
     async def _read_body(self, request: HTTPRequest) -> bytes | None:
@@ -288,7 +362,7 @@ class StreamableHTTPApp:
                 return None
         return bytes(body)
 
-    async def _post(self, request: HTTPRequest) -> HTTPResponse | _SSEResponse:
+    async def _post(self, request: HTTPRequest) -> _Answer:
         wants_json, wants_sse = _accepts(request)
         if not wants_json or not (wants_sse or self.json_response):
             message = "Not Acceptable: the client must accept both application/json and text/event-stream"
@@ -303,53 +377,119 @@ class StreamableHTTPApp:
         if isinstance(decoded, Invalid):
             return HTTPResponse(_error_body(decoded.code, decoded.message, decoded.id), 400, media_type=JSON)
         items = decoded.items if isinstance(decoded, Batch) else (decoded,)
+        if len(items) > self._max_batch_size:
+            message = f"Invalid Request: a batch of {len(items)} messages (the limit is {self._max_batch_size})"
+            return self._error(400, ErrorCode.INVALID_REQUEST, message)
         for item in items:
             if isinstance(item, Invalid):
                 return HTTPResponse(_error_body(item.code, item.message, item.id), 400, media_type=JSON)
 
-        is_initialize = isinstance(decoded, Request) and decoded.method == "initialize"
-        found: HTTPSessionStream | HTTPResponse
-        if is_initialize and SESSION_ID_HEADER not in request.headers:
-            found = self._new_session()
-        else:
-            found = self._find_session(request)
+        if isinstance(decoded, Request) and decoded.method == "initialize" and SESSION_ID_HEADER not in request.headers:
+            return await self._initialize(request, body, decoded)
+        found = self._find_session(request)
         if isinstance(found, HTTPResponse):
             return found
         session = found
 
-        requests = [item for item in items if isinstance(item, Request)]
-        ids = [r.id for r in requests]
+        ids = [item.id for item in items if isinstance(item, Request)]
         if len(set(ids)) != len(ids) or any(i in session.by_id for i in ids):
             return self._error(400, ErrorCode.INVALID_REQUEST, "Invalid Request: duplicate request id", session)
-        channel = _Channel(ids, sse=not self.json_response, batch=isinstance(decoded, Batch)) if ids else None
-        for request_id in ids:
-            session.by_id[request_id] = channel  # type: ignore[assignment]
-        if is_initialize:
-            session.initialize_id = ids[0]
+        if (refused := self._over_limits(session, len(ids), decoded)) is not None:
+            return refused
+        stream = None
+        if ids:
+            sse = not self.json_response
+            stored = sse and self._event_store is not None
+            stream = session.open_stream(ids, sse=sse, batch=isinstance(decoded, Batch), stored=stored)
+            token, events = stream.attach()
+            if sse:
+                await session.prime(stream)  # before the request reaches the handler: the priming event comes first
         try:
-            await session.deliver(body, channel)
+            await session.deliver(body, stream)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: the session has ended")
         for item in items:
             if isinstance(item, Notification) and item.method == "notifications/cancelled":
                 params = item.params if isinstance(item.params, dict) else {}
-                session.cancel_request(params.get("requestId"))
-        if channel is None:
+                await session.cancel_request(params.get("requestId"))
+        if stream is None:
             return HTTPResponse(status_code=202, headers=self._headers(session))
-        if channel.sse:
-            return _SSEResponse(
-                channel.frames, self._headers(session), self._ping_interval, lambda: session.abandon(channel)
-            )
-        try:
-            frames = [frame async for frame in channel.frames]
-        finally:
-            session.abandon(channel)
+        if stream.sse:
+
+            async def on_close(client_gone: bool) -> None:
+                await session.connection_closed(stream, token, client_gone=client_gone)
+
+            return SSEResponse(events, self._headers(session), self._ping_interval, on_close)
+        collected = await _collect(events, request.receive)
+        await session.connection_closed(stream, token, client_gone=collected is None)
+        if collected is None:
+            return None
+        frames = [event.frame for event in collected if event.frame is not None]
         if not frames:
             return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: the session ended before answering")
-        content = b"[" + b",".join(frames) + b"]" if channel.batch else frames[0]
+        content = b"[" + b",".join(frames) + b"]" if stream.batch else frames[0]
         return HTTPResponse(content, 200, self._headers(session), media_type=JSON)
 
-    def _get(self, request: HTTPRequest) -> HTTPResponse | _SSEResponse:
+    def _over_limits(self, session: HTTPSessionStream, count: int, decoded: Any) -> HTTPResponse | None:
+        """A refusal if ``count`` more requests would exceed the session's or the server's in-flight limit."""
+        if not count:
+            return None
+        request_id = decoded.id if isinstance(decoded, Request) else None
+        if session.in_flight + count > self._max_in_flight:
+            status, limit, whose = 429, self._max_in_flight, "this session"
+        elif self._budget.used + count > self._budget.limit:
+            status, limit, whose = 503, int(self._budget.limit), "the server"
+        else:
+            return None
+        message = f"Too many requests in flight: {whose} handles at most {limit} at once; retry later"
+        logger.warning("session %s: %s", session.session_id, message)
+        code = TOO_MANY_REQUESTS_IN_FLIGHT
+        return self._error(status, code, message, session, {"Retry-After": "1"}, request_id)
+
+    async def _initialize(self, request: HTTPRequest, body: bytes, decoded: Request) -> _Answer:
+        """A new session: it is kept (and its id sent) only if the handler answers ``initialize`` with success; a
+        refused initialize, or a client that goes away meanwhile, leaves nothing behind. The answer is therefore
+        complete before the response starts (an SSE answer carries whatever the handler sent before it)."""
+        if self._tg is None:
+            raise RuntimeError("StreamableHTTPApp needs its ASGI lifespan to run (uvicorn does; see run_http)")
+        if len(self.sessions) + self._opening >= self._max_sessions:
+            return self._error(503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: too many sessions")
+        session = self._new_session()
+        self._opening += 1
+        established = False
+        try:
+            with session.busy():
+                self._tg.start_soon(self._run_handler, session)
+                stream = session.open_stream([decoded.id], sse=not self.json_response, batch=False, stored=False)
+                session.initialize_id = decoded.id
+                token, events = stream.attach()
+                try:
+                    await session.deliver(body, stream)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    collected: list[Event] | None = []
+                else:
+                    collected = await _collect(events, request.receive)
+                stream.detach(token)
+                established = collected is not None and session.protocol_version is not None
+                established = established and not session.terminated
+        finally:
+            self._opening -= 1
+            if established:
+                self.sessions[session.session_id] = session
+            else:
+                session.terminate()
+        if collected is None:
+            return None
+        frames = [event.frame for event in collected if event.frame is not None]
+        if not frames:
+            return self._error(500, ErrorCode.INTERNAL_ERROR, "Internal error: the session ended before answering")
+        headers = self._headers(session if established else None)
+        if self.json_response:
+            return HTTPResponse(frames[-1], 200, headers, media_type=JSON)
+        content = b"".join(sse_bytes(event) for event in collected)
+        return HTTPResponse(content, 200, {"Cache-Control": "no-cache, no-transform", **headers}, media_type=SSE)
+
+    async def _get(self, request: HTTPRequest) -> _Answer:
         if not _accepts(request)[1]:
             return self._error(
                 406, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept text/event-stream"
@@ -357,10 +497,55 @@ class StreamableHTTPApp:
         found = self._find_session(request)
         if isinstance(found, HTTPResponse):
             return found
-        standalone = found.open_standalone()
-        if standalone is None:
-            return self._error(409, ErrorCode.INVALID_REQUEST, "Conflict: a GET stream is already open", found)
-        return _SSEResponse(standalone[0], self._headers(found), self._ping_interval, standalone[1])
+        session = found
+        last_event_id = request.headers.get(LAST_EVENT_ID_HEADER)
+        if last_event_id and self._event_store is not None:
+            return await self._resume(session, last_event_id)
+        if session.standalone_open:
+            return self._error(409, ErrorCode.INVALID_REQUEST, "Conflict: a GET stream is already open", session)
+        token, events = session.open_standalone()
+
+        async def on_close(client_gone: bool) -> None:
+            await session.connection_closed(session.standalone, token, client_gone=client_gone)
+
+        return SSEResponse(events, self._headers(session), self._ping_interval, on_close)
+
+    async def _resume(self, session: HTTPSessionStream, last_event_id: str) -> _Answer:
+        """GET with ``Last-Event-ID``: replay the events of that stream after it, then go on with the stream live
+        if it is not done (a POST's stream ends with its answer; the standalone stream is taken over)."""
+        store = self._event_store
+        assert store is not None
+        replay = None
+        try:
+            replay = await store.replay_after(last_event_id)
+        except Exception:
+            logger.exception("the event store failed to replay after %r", last_event_id)
+        if replay is None or not session.owns(replay.stream_id):
+            message = "Bad Request: unknown or expired Last-Event-ID"
+            return self._error(400, ErrorCode.INVALID_REQUEST, message, session)
+        prelude = [Event(event.message, event.event_id) for event in replay.events]
+        stream = session.find_stream(replay.stream_id)
+        if stream is None:  # done: its answer is in the replay
+            ended_send, ended = anyio.create_memory_object_stream[Event](0)
+            ended_send.close()
+            return SSEResponse(ended, self._headers(session), self._ping_interval, prelude=prelude)
+        token, events = session.open_standalone() if stream is session.standalone else stream.attach()
+        # Events stored between the replay and the attach went to no connection: a second replay picks them up.
+        # Those stored after the attach come live too; the response skips the ones the prelude has.
+        after = next((event.event_id for event in reversed(prelude) if event.event_id), last_event_id)
+        try:
+            caught_up = await store.replay_after(after)
+        except Exception:
+            logger.exception("the event store failed to replay after %r", last_event_id)
+            caught_up = None
+        if caught_up is not None:
+            prelude += [Event(event.message, event.event_id) for event in caught_up.events]
+        skip = {event.event_id for event in prelude if event.event_id is not None}
+
+        async def on_close(client_gone: bool) -> None:
+            await session.connection_closed(stream, token, client_gone=client_gone)
+
+        return SSEResponse(events, self._headers(session), self._ping_interval, on_close, prelude=prelude, skip=skip)
 
     def _delete(self, request: HTTPRequest) -> HTTPResponse:
         found = self._find_session(request)
@@ -370,74 +555,20 @@ class StreamableHTTPApp:
         return HTTPResponse(status_code=200, headers=self._headers(found))
 
 
-async def serve_app(
-    app: Callable[[Scope, Receive, Send], Awaitable[None]],
-    host: str = "127.0.0.1",
-    port: int = 0,
-    *,
-    before_shutdown: Callable[[], None] | None = None,
-    shutdown_timeout: float = 5.0,
-    task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
-) -> None:
-    """Serve an ASGI app with uvicorn until cancelled; ``task_status`` gets the base URL (``port=0``: a free port).
-
-    We bind the socket ourselves so the port is known before uvicorn starts. On cancellation uvicorn is asked to
-    exit and given ``shutdown_timeout`` to finish its connections (``before_shutdown`` first ends long-lived
-    streams, which uvicorn would otherwise wait for).
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    bound_port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=max(1, math.ceil(shutdown_timeout))
-    )
-    server = uvicorn.Server(config)
-    done = anyio.Event()
-
-    async def serve() -> None:
-        # Shielded: stopping goes through should_exit, so that uvicorn runs its own shutdown (connections, lifespan).
-        with anyio.CancelScope(shield=True):
-            try:
-                await server.serve(sockets=[sock])
-            finally:
-                done.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(serve)
-        try:
-            with anyio.fail_after(10):
-                while not server.started and not done.is_set():
-                    await anyio.sleep(0.01)
-            if done.is_set():
-                raise RuntimeError("uvicorn failed to start")
-            url_host = f"[{host}]" if family == socket.AF_INET6 else host
-            task_status.started(f"http://{url_host}:{bound_port}")
-            await done.wait()
-        finally:
-            with anyio.CancelScope(shield=True):
-                if before_shutdown is not None:
-                    before_shutdown()
-                server.should_exit = True
-                with anyio.move_on_after(shutdown_timeout + 2):
-                    await done.wait()
-                if not done.is_set():
-                    server.force_exit = True
-                    with anyio.move_on_after(2):
-                        await done.wait()
-            sock.close()
-
-
 async def run_http(
     handler: ConnectionHandler,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
+    shutdown_timeout: float = 5.0,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
-    """Serve ``handler`` over streamable HTTP at ``http://host:port/mcp`` until cancelled (``options``: see
-    ``StreamableHTTPApp``). ``await task_group.start(run_http, handler, "127.0.0.1", 0)`` gives the base URL."""
+    """Serve ``handler`` over streamable HTTP at ``http://host:port/mcp`` until cancelled. ``options``: those of
+    ``StreamableHTTPApp`` (limits, timeouts, resumability, Host/Origin checks; each has a default).
+    ``shutdown_timeout`` (5): on cancellation, how long uvicorn may finish its connections (see ``serve_app``).
+    ``await task_group.start(run_http, handler, "127.0.0.1", 0)`` gives the base URL."""
     app = StreamableHTTPApp(handler, **options)
-    await serve_app(app, host, port, before_shutdown=app.close_sessions, task_status=task_status)
+    await serve_app(
+        app, host, port, before_shutdown=app.close_sessions, shutdown_timeout=shutdown_timeout, task_status=task_status
+    )

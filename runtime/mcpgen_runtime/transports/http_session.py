@@ -2,8 +2,15 @@
 
 Where it sits: created by ``http_server.StreamableHTTPApp`` for each ``Mcp-Session-Id``; the app feeds it the
 frames POSTed to that session and routes what the handler sends back (see ``http_server``'s docstring): responses
-to the POST that carried the request, other frames to the POST being served (a ``_Channel``) or to the standalone
-GET stream.
+to the stream of the POST that carried the request, other frames to the stream of the POST being served or to the
+standalone GET stream. Resumability (spec 2025-11-25): with an ``event_store.EventStore``, every event on an SSE
+stream is stored under an event id first, so a stream outlives the HTTP response carrying it (``ResponseStream``:
+its live connection comes and goes) and a client can take it up again with ``Last-Event-ID``.
+
+Also kept here: the requests in flight (``by_id``, counted against the session's and the app's limits), whether an
+HTTP request is being served (the idle expiry of the session, ``idle_scope``), and what a client's disconnect means:
+a request whose stream the client cannot resume (no event id reached it) is cancelled, as if the client had sent
+``notifications/cancelled``; a resumable one goes on, its answer stored for the client's return.
 """
 
 from __future__ import annotations
@@ -12,8 +19,11 @@ import contextvars
 import json
 import logging
 import math
+import secrets
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -29,76 +39,162 @@ from ..jsonrpc.envelopes import (
     encode_frame,
     error_response,
     is_request_id,
+    notification_message,
 )
+from .event_store import EventStore
 
-__all__ = ["HTTPSessionStream"]
+__all__ = ["Event", "HTTPSessionStream", "InFlightBudget", "ResponseStream", "close_sse_stream"]
 
 logger = logging.getLogger(__name__)
 
 # The answer for a request the client cancelled: on this wire a POST's stream ends only with a response, so a
 # client that keeps the POST open (the official SDK does) would otherwise wait forever. Same code as the SDK.
 REQUEST_CANCELLED: Final = -32800
+# The first version whose clients expect a priming event (an id and empty data) and may be told to reconnect.
+PRIMING_VERSION: Final = "2025-11-25"
+# How long a disconnect waits to hand its cancellations to a session that is not reading (back-pressure).
+_CANCEL_DELIVERY_TIMEOUT: Final = 5.0
 
-# The POST whose request the current task is serving (see the module docstring).
-_current_channel: contextvars.ContextVar[_Channel | None] = contextvars.ContextVar("mcp_http_channel", default=None)
+# The stream whose request the current task is serving (see the module docstring of ``http_server``).
+_current_stream: contextvars.ContextVar[ResponseStream | None] = contextvars.ContextVar("mcp_http_stream", default=None)
 
 
 def _error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
     return encode_frame(error_response(request_id, code, message))
 
 
-class _Channel:
-    """The answer side of one POST that carried requests: their responses and, in SSE mode, related messages."""
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One item for an HTTP response: a frame with its SSE event id (if stored), a priming event (an id, no
+    frame), or only a ``retry`` hint (sent before the server ends a connection it wants the client to resume)."""
 
-    def __init__(self, ids: Collection[RequestId], *, sse: bool, batch: bool) -> None:
+    frame: bytes | None
+    event_id: str | None = None
+    retry_ms: int | None = None
+
+
+class InFlightBudget:
+    """Requests in flight over all the sessions of one app: the per-server limit."""
+
+    def __init__(self, limit: float = math.inf) -> None:
+        self.limit, self.used = limit, 0
+
+
+class ResponseStream:
+    """One stream of a session: a request POST's (its requests' related messages and responses) or the standalone
+    GET's. Its live HTTP response (``attach``) may end and be replaced by another (a resuming GET) while it lasts."""
+
+    def __init__(
+        self, stream_id: str, ids: Collection[RequestId], *, sse: bool, stored: bool, batch: bool, retry_ms: int
+    ) -> None:
+        """``sse``: answered as an SSE stream (else one JSON body); ``stored``: its events go to the event store
+        first (they get ids); ``retry_ms``: the ``retry`` hint sent when the server ends its connection."""
+        self.stream_id = stream_id
         self.unanswered: set[RequestId] = set(ids)
-        self.sse, self.batch = sse, batch
-        # Unbounded: send() must never block, or one slow HTTP client would stall the session's shared send lock.
-        self._send, self.frames = anyio.create_memory_object_stream[bytes](math.inf)
-        self.open = True
+        self.sse, self.stored, self.batch, self.retry_ms = sse, stored, batch, retry_ms
+        self.resumable = False  # an event id went out on it: a client that loses it can come back for the rest
+        self.primed = False  # it began with a priming event: the client (2025-11-25) expects server-ended connections
+        self.done = False  # every request answered (or cancelled, or the session ended): nothing more will come
+        self._connection: MemoryObjectSendStream[Event] | None = None
 
-    def push(self, frame: bytes) -> None:
-        if self.open:
-            self._send.send_nowait(frame)
+    def attach(self) -> tuple[MemoryObjectSendStream[Event], MemoryObjectReceiveStream[Event]]:
+        """A new live connection (replacing the one there was): the token for ``detach`` and what to send."""
+        self.end_connection()
+        # Unbounded: routing must never block, or one slow HTTP client would stall the session's shared send lock.
+        send, receive = anyio.create_memory_object_stream[Event](math.inf)
+        self._connection = send
+        if self.done:
+            send.close()
+        return send, receive
 
-    def answer(self, request_id: RequestId | None, frame: bytes) -> None:
-        self.push(frame)
-        if request_id is None:
-            self.unanswered.clear()  # an id-less error answers the whole POST (e.g. a rejected batch)
-        else:
-            self.unanswered.discard(request_id)
-        if not self.unanswered:
-            self.close()
+    def detach(self, token: MemoryObjectSendStream[Event]) -> bool:
+        """The response behind ``token`` ended; False if another had taken over already."""
+        token.close()
+        if self._connection is not token:
+            return False
+        self._connection = None
+        return True
 
-    def close(self) -> None:
-        self.open = False
-        self._send.close()
+    @property
+    def connected(self) -> bool:
+        return self._connection is not None
+
+    def push(self, event: Event) -> bool:
+        """Hand ``event`` to the live connection; False if there is none."""
+        if self._connection is None:
+            return False
+        try:
+            self._connection.send_nowait(event)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._connection = None
+            return False
+        if event.event_id is not None:
+            self.resumable = True
+        return True
+
+    def end_connection(self, retry_ms: int | None = None) -> None:
+        """End the live response (after what is queued on it), without ending the stream."""
+        if self._connection is not None:
+            if retry_ms is not None:
+                self.push(Event(None, retry_ms=retry_ms))
+            self._connection.close()
+            self._connection = None
+
+    def finish(self) -> None:
+        self.done = True
+        self.unanswered.clear()
+        self.end_connection()
 
 
 class HTTPSessionStream:
-    """One MCP session's ``MessageStream``: POST bodies come out of ``receive``; ``send`` routes to POSTs / GET."""
+    """One MCP session's ``MessageStream``: POST bodies come out of ``receive``; ``send`` routes to the streams."""
 
-    def __init__(self, session_id: str, *, backlog: int = 256) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        backlog: int = 256,
+        event_store: EventStore | None = None,
+        retry_ms: int = 1000,
+        budget: InFlightBudget | None = None,
+        idle_timeout: float | None = None,
+    ) -> None:
+        """``backlog``: server->client messages kept for a standalone GET stream while none is open (oldest dropped
+        first). ``event_store``: makes SSE streams resumable. ``retry_ms``: the SSE ``retry`` sent with priming
+        events and before the server ends a connection. ``budget``: the app's in-flight count, shared by its sessions.
+        ``idle_timeout``: seconds without an HTTP request being served after which ``idle_scope`` is cancelled."""
         self.session_id = session_id
+        # Prefix of this session's stream ids: a Last-Event-ID is replayed only to the session that was sent it.
+        self.key = secrets.token_hex(8)
         self.protocol_version: str | None = None  # set once the handler has answered initialize
         self.initialize_id: RequestId | None = None
+        self.event_store, self.retry_ms = event_store, retry_ms
+        self.budget = budget if budget is not None else InFlightBudget()
         # Bounded: a POST waits (backpressure) while the handler is not reading.
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[tuple[bytes, _Channel | None]](64)
-        self.by_id: dict[RequestId, _Channel] = {}
-        self._standalone: MemoryObjectSendStream[bytes] | None = None
-        # Server->client messages with no open stream wait here for a GET (bounded; the oldest go first).
-        self._backlog: deque[bytes] = deque(maxlen=backlog)
+        self._in_send, self._in_receive = anyio.create_memory_object_stream[tuple[bytes, ResponseStream | None]](64)
+        self.by_id: dict[RequestId, ResponseStream] = {}  # the requests in flight, by id
+        self._streams: dict[str, ResponseStream] = {}  # the POST streams not done yet, by stream id
+        self._stream_count = 0
+        self.standalone = ResponseStream(
+            f"{self.key}.0", (), sse=True, stored=event_store is not None, batch=False, retry_ms=retry_ms
+        )
+        self.standalone_open = False  # a GET stream (fresh or resumed) is being served
+        # Server->client messages with no open GET stream wait here for one (bounded; the oldest go first).
+        self._backlog: deque[Event] = deque(maxlen=backlog)
         self.terminated = False
-        self._on_terminate: Callable[[HTTPSessionStream], None] | None = None
+        self.on_terminate: list[Callable[[HTTPSessionStream], None]] = []  # called once, when the session ends
+        self.idle_scope = anyio.CancelScope()
+        self._idle_timeout = idle_timeout
+        self._busy = 0
 
     # -- MessageStream ---------------------------------------------------------------------------------------------
 
     async def receive(self) -> bytes:
         try:
-            frame, channel = await self._in_receive.receive()
+            frame, stream = await self._in_receive.receive()
         except anyio.ClosedResourceError:
             raise anyio.EndOfStream from None
-        _current_channel.set(channel)
+        _current_stream.set(stream)
         return frame
 
     async def send(self, frame: bytes) -> None:
@@ -107,94 +203,195 @@ class HTTPSessionStream:
         value = json.loads(frame)
         items = value if isinstance(value, list) else [value]
         for item in items:
-            self._route(item, frame if items is not value else encode_frame(item))
+            await self._route(item, frame if items is not value else encode_frame(item))
 
     async def aclose(self) -> None:
         self.terminate()
 
     # -- used by the app -------------------------------------------------------------------------------------------
 
-    async def deliver(self, body: bytes, channel: _Channel | None) -> None:
+    @property
+    def in_flight(self) -> int:
+        return len(self.by_id)
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """An HTTP request of this session is being served: no idle expiry meanwhile."""
+        self._busy += 1
+        self.idle_scope.deadline = math.inf
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            if not self._busy and self._idle_timeout is not None:
+                self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+
+    def open_stream(self, ids: Collection[RequestId], *, sse: bool, batch: bool, stored: bool) -> ResponseStream:
+        """The stream for a POST carrying the requests ``ids`` (now in flight)."""
+        self._stream_count += 1
+        stream_id = f"{self.key}.{self._stream_count}"
+        stream = ResponseStream(stream_id, ids, sse=sse, stored=stored, batch=batch, retry_ms=self.retry_ms)
+        for request_id in ids:
+            self.by_id[request_id] = stream
+        self.budget.used += len(ids)
+        self._streams[stream.stream_id] = stream
+        return stream
+
+    def find_stream(self, stream_id: str) -> ResponseStream | None:
+        """A stream of this session that can still carry something (None when done, or not this session's)."""
+        return self.standalone if stream_id == self.standalone.stream_id else self._streams.get(stream_id)
+
+    def owns(self, stream_id: str) -> bool:
+        return stream_id.startswith(self.key + ".")
+
+    async def prime(self, stream: ResponseStream) -> None:
+        """The first event of a POST's SSE stream (2025-11-25): an event id with empty data, so that the client can
+        resume the stream even if it breaks before anything else is sent."""
+        if stream.stored and self.event_store is not None and (self.protocol_version or "") >= PRIMING_VERSION:
+            event_id = await self._store(stream, None)
+            if event_id is not None:
+                stream.primed = stream.push(Event(None, event_id, self.retry_ms))
+
+    async def deliver(self, body: bytes, stream: ResponseStream | None) -> None:
         """Queue one POST body for ``receive``; ClosedResourceError once the session has ended."""
-        await self._in_send.send((body, channel))
+        await self._in_send.send((body, stream))
+
+    def open_standalone(self) -> tuple[MemoryObjectSendStream[Event], MemoryObjectReceiveStream[Event]]:
+        """A live connection for the standalone stream (replacing any), with the backlog queued first."""
+        token, events = self.standalone.attach()  # closed at once if the session has ended
+        self.standalone_open = True
+        while self._backlog and not self.standalone.done:
+            token.send_nowait(self._backlog.popleft())
+        return token, events
+
+    async def connection_closed(
+        self, stream: ResponseStream, token: MemoryObjectSendStream[Event], *, client_gone: bool
+    ) -> None:
+        """A response carrying ``stream`` ended. If the client went away from a stream it cannot resume, its
+        requests are cancelled: nobody can ever receive their answers."""
+        if not stream.detach(token):
+            return
+        if stream is self.standalone:
+            self.standalone_open = False
+            return
+        if client_gone and not stream.done and not stream.resumable:
+            ids = [request_id for request_id in stream.unanswered if self.by_id.get(request_id) is stream]
+            for request_id in ids:
+                self._untrack(request_id)
+            stream.finish()
+            self._streams.pop(stream.stream_id, None)
+            await self._inject_cancellations(ids)
+
+    async def cancel_request(self, request_id: object) -> None:
+        """The client cancelled a request: end its stream with an error, as the handler will not answer it."""
+        stream = self._untrack(request_id) if is_request_id(request_id) else None
+        if stream is not None:
+            assert is_request_id(request_id)
+            await self._answer(stream, request_id, _error_body(REQUEST_CANCELLED, "Request cancelled", request_id))
 
     def terminate(self) -> None:
         if self.terminated:
             return
         self.terminated = True
         self._in_send.close()  # the handler's receive drains what was queued, then sees EndOfStream
-        for channel in list(self.by_id.values()):
-            channel.close()
-        self.by_id.clear()
-        if self._standalone is not None:
-            self._standalone.close()
-        if self._on_terminate is not None:
-            self._on_terminate(self)
+        for request_id in list(self.by_id):
+            self._untrack(request_id)
+        for stream in [*self._streams.values(), self.standalone]:
+            stream.finish()
+        self._streams.clear()
+        for callback in self.on_terminate:
+            callback(self)
 
-    def cancel_request(self, request_id: object) -> None:
-        """The client cancelled a request: end its POST with an error, as the handler will not answer it."""
-        channel = self.by_id.pop(request_id, None) if is_request_id(request_id) else None
-        if channel is not None:
-            assert is_request_id(request_id)
-            channel.answer(request_id, _error_body(REQUEST_CANCELLED, "Request cancelled", request_id))
+    # -- routing ---------------------------------------------------------------------------------------------------
 
-    def abandon(self, channel: _Channel) -> None:
-        """The POST is finished or its client went away: later answers to its requests have nowhere to go."""
-        channel.close()
-        for request_id in [key for key, value in self.by_id.items() if value is channel]:
-            del self.by_id[request_id]
+    def _untrack(self, request_id: RequestId) -> ResponseStream | None:
+        stream = self.by_id.pop(request_id, None)
+        if stream is not None:
+            self.budget.used -= 1
+        return stream
 
-    def open_standalone(self) -> tuple[MemoryObjectReceiveStream[bytes], Callable[[], None]] | None:
-        """The frames for a new GET stream (backlog first) and its close callback; None while another is open."""
-        if self._standalone is not None:
+    async def _inject_cancellations(self, ids: Collection[RequestId]) -> None:
+        # Through the handler's own input, as the client would have: the session cancels the handlers (and answers
+        # nothing). Shielded and bounded: this runs while the HTTP request is ending.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_DELIVERY_TIMEOUT) as scope:
+            for request_id in ids:
+                params = {"requestId": request_id, "reason": "the HTTP client disconnected"}
+                try:
+                    await self.deliver(encode_frame(notification_message("notifications/cancelled", params)), None)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+        if scope.cancelled_caught:
+            logger.warning("session %s: could not deliver the cancellation of %r in time", self.session_id, ids)
+
+    async def _store(self, stream: ResponseStream, frame: bytes | None) -> str | None:
+        assert self.event_store is not None
+        try:
+            event_id = await self.event_store.store(stream.stream_id, frame)
+        except Exception:
+            logger.exception("the event store failed; event sent without an id (not resumable)")
             return None
-        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
-        self._standalone = send
-        while self._backlog:
-            send.send_nowait(self._backlog.popleft())
-        if self.terminated:
-            send.close()
+        if any(c in event_id for c in "\r\n\0"):
+            logger.error("the event store returned an id that cannot go on an SSE id line: %r", event_id)
+            return None
+        return event_id
 
-        def close() -> None:
-            send.close()
-            if self._standalone is send:
-                self._standalone = None
+    async def _emit(self, stream: ResponseStream, frame: bytes) -> None:
+        event_id = await self._store(stream, frame) if stream.stored and stream.sse else None
+        event = Event(frame, event_id)
+        if not stream.push(event) and stream is self.standalone and not self.terminated:
+            if len(self._backlog) == self._backlog.maxlen:
+                logger.warning("session %s: no GET stream, dropping the oldest queued server message", self.session_id)
+            self._backlog.append(event)
 
-        return receive, close
+    async def _answer(self, stream: ResponseStream, request_id: RequestId | None, frame: bytes) -> None:
+        await self._emit(stream, frame)
+        if request_id is None:
+            for other in [key for key, value in self.by_id.items() if value is stream]:
+                self._untrack(other)
+            stream.unanswered.clear()
+        else:
+            stream.unanswered.discard(request_id)
+        if not stream.unanswered:
+            stream.finish()
+            self._streams.pop(stream.stream_id, None)
 
-    def _route(self, item: Any, frame: bytes) -> None:
+    async def _route(self, item: Any, frame: bytes) -> None:
         message = classify(item)
-        context = _current_channel.get()
+        context = _current_stream.get()
         if isinstance(message, Response | ErrorResponse):
             if message.id is None:
-                if context is not None and context.open:
-                    context.answer(None, frame)
-                    self.abandon(context)
+                # An error that answers a whole POST (e.g. a refused batch), else nothing in particular.
+                if context is not None and not context.done:
+                    await self._answer(context, None, frame)
                 else:
-                    self._push_standalone(frame)
+                    await self._emit(self.standalone, frame)
                 return
             if message.id == self.initialize_id and isinstance(message, Response):
                 self.initialize_id = None
                 version = message.result.get("protocolVersion") if isinstance(message.result, dict) else None
                 self.protocol_version = version if isinstance(version, str) else None
-            channel = self.by_id.pop(message.id, None)
-            if channel is None:
-                # Cancelled, or its client disconnected: the spec forbids responses on the GET stream.
-                logger.debug("response to %r dropped: its POST is gone", message.id)
+            stream = self._untrack(message.id)
+            if stream is None:
+                # Cancelled, or its client went away for good: the spec forbids responses on the GET stream.
+                logger.debug("response to %r dropped: its stream is gone", message.id)
             else:
-                channel.answer(message.id, frame)
-        elif isinstance(message, Request | Notification) and context is not None and context.sse and context.open:
-            context.push(frame)
+                await self._answer(stream, message.id, frame)
+        elif isinstance(message, Request | Notification) and context is not None and context.sse and not context.done:
+            await self._emit(context, frame)
         else:
-            self._push_standalone(frame)
+            await self._emit(self.standalone, frame)
 
-    def _push_standalone(self, frame: bytes) -> None:
-        if self._standalone is not None:
-            try:
-                self._standalone.send_nowait(frame)
-                return
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._standalone = None
-        if len(self._backlog) == self._backlog.maxlen:
-            logger.warning("session %s: no GET stream, dropping the oldest queued server message", self.session_id)
-        self._backlog.append(frame)
+
+async def close_sse_stream() -> bool:
+    """End the HTTP response that carries the SSE stream of the request being served, without ending the stream
+    (SEP-1699, spec 2025-11-25 "polling"): the client reconnects with GET and ``Last-Event-ID`` after the ``retry``
+    interval, and gets what was sent meanwhile, the answer included. Call it from the request's handler.
+
+    True if the connection was ended; False (nothing done) when there is nothing to resume: not an HTTP request,
+    JSON answers, no event store, or a client older than 2025-11-25 (which was sent no priming event).
+    """
+    stream = _current_stream.get()
+    if stream is None or stream.done or not stream.primed or not stream.connected:
+        return False
+    stream.end_connection(stream.retry_ms)
+    return True
