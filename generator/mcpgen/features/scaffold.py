@@ -15,9 +15,11 @@ from __future__ import annotations
 import keyword
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -27,6 +29,7 @@ from ..pipeline.formatting import FormatError, format_files
 from ..pipeline.output import MACHINE_ERRNOS
 from ..pipeline.render import TemplateRenderError, make_environment, render_template
 from ..pipeline.spec_loader import module_name_for
+from .scaffold_wheels import WheelError, pack_installed
 
 TEMPLATE_SUBDIR: Final = "server-project"
 TEMPLATES: Final = ("minimal", "full")
@@ -39,6 +42,11 @@ PYTEST_PIN: Final = "pytest==9.2.0"
 # What the generated server imports at run time; pinned to what this mcpgen runs with, so a new project starts
 # from a combination that is known to work (the user relaxes the pins when they want to).
 RUNTIME_DEPENDENCIES: Final = ("pydantic", "anyio", "starlette", "uvicorn", "httpx2")
+# Distribution -> import package of what the project runs on. Neither is on a package index yet, so their wheels
+# (packed from this interpreter's installed copies) go into the project's wheels/ and pip finds them there.
+PROJECT_WHEELS: Final = {"mcpgen-runtime": "mcpgen_runtime", "mcpgen-bindings": "mcp_bindings"}
+WHEELS_DIR: Final = "wheels"
+INSTALL_COMMAND: Final = f"python3 -m venv .venv && .venv/bin/pip install --find-links {WHEELS_DIR} -e '.[test]'"
 ELICITATION_SINCE: Final = "2025-06-18"  # the first protocol version with `elicitation/create`
 MINIMAL_TOOLS: Final = ("get_forecast",)
 FULL_TOOLS: Final = (*MINIMAL_TOOLS, "count_down", "book_trip")
@@ -72,6 +80,7 @@ RESERVED_PACKAGES: Final = frozenset(
         "mcp",
         "mcp_bindings",
         "mcpgen",
+        "mcpgen_runtime",
         "pydantic",
         "pydantic_core",
         "pytest",
@@ -166,7 +175,10 @@ def build_context(request: ScaffoldRequest) -> dict[str, Any]:
         "tool_names": sorted(FULL_TOOLS if full else MINIMAL_TOOLS),
         # Elicitation needs a version that has it: the project's tests expect a confirmed booking only then.
         "test_elicitation": full and request.protocol_version >= ELICITATION_SINCE,
-        "dependencies": ["mcpgen>=0.1", *(_pinned(name) for name in RUNTIME_DEPENDENCIES)],
+        # The runtime and the bindings, never the toolchain: a server installs only what it runs.
+        "dependencies": [_pinned(distribution) for distribution in (*PROJECT_WHEELS, *RUNTIME_DEPENDENCIES)],
+        "wheels_dir": WHEELS_DIR,
+        "install_command": INSTALL_COMMAND,
         "test_dependencies": [PYTEST_PIN],
     }
 
@@ -196,7 +208,7 @@ def render_project(request: ScaffoldRequest, builtin_templates: Path) -> dict[st
         raise ScaffoldError(f"template output: {error}") from None
 
 
-def check_target(target: Path, files: dict[str, str], force: bool) -> None:
+def check_target(target: Path, files: Mapping[str, str | bytes], force: bool) -> None:
     """Refuse a target the scaffold could damage: a file, a non-empty directory without --force, or (even with
     --force) one where a project file's place is taken by a directory."""
     if target.exists() and not target.is_dir():
@@ -218,7 +230,24 @@ def check_target(target: Path, files: dict[str, str], force: bool) -> None:
             raise ScaffoldError(f"{node} is a directory where the project needs a file")
 
 
-def write_project(target: Path, files: dict[str, str]) -> None:
+def next_steps(target: Path) -> str:
+    """The command that installs and tests the new project, pasteable into a shell that has only ``python3``."""
+    return f"cd {shlex.quote(str(target))} && {INSTALL_COMMAND} && .venv/bin/pytest"
+
+
+def project_wheels() -> dict[str, bytes]:
+    """{wheels/<file>: bytes} of the runtime and the bindings this mcpgen runs with."""
+    wheels = {}
+    for distribution, package in PROJECT_WHEELS.items():
+        try:
+            wheel = pack_installed(distribution, package)
+        except WheelError as error:
+            raise ScaffoldError(f"cannot ship the runtime with the project: {error}") from None
+        wheels[f"{WHEELS_DIR}/{wheel.filename}"] = wheel.content
+    return wheels
+
+
+def write_project(target: Path, files: Mapping[str, str | bytes]) -> None:
     """Write `files` under `target` through a staging directory beside it: a new target appears whole (one
     rename); into an existing one, each file is replaced atomically and nothing else is touched."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -230,7 +259,7 @@ def write_project(target: Path, files: dict[str, str]) -> None:
         for relative, text in files.items():
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
         if not target.exists():
             staging.rename(target)
             return
@@ -242,10 +271,12 @@ def write_project(target: Path, files: dict[str, str]) -> None:
         shutil.rmtree(staging_root, ignore_errors=True)
 
 
-def scaffold(request: ScaffoldRequest, target: Path, builtin_templates: Path, force: bool = False) -> dict[str, str]:
-    """Validate, render, check the target, write. Returns the files written. Raises ScaffoldError on bad input,
-    before anything is written."""
-    files = render_project(request, builtin_templates)
+def scaffold(
+    request: ScaffoldRequest, target: Path, builtin_templates: Path, force: bool = False
+) -> dict[str, str | bytes]:
+    """Validate, render, pack the wheels, check the target, write. Returns the files written. Raises ScaffoldError
+    on bad input, before anything is written."""
+    files: dict[str, str | bytes] = {**render_project(request, builtin_templates), **project_wheels()}
     try:
         check_target(target, files, force)
         write_project(target, files)

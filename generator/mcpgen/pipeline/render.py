@@ -178,7 +178,8 @@ def _render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str,
 
 
 def render_package(environment: jinja2.Environment, all_versions: list[str], manifest_sha256: str) -> dict[str, str]:
-    """The version-independent files: mcp_bindings/__init__.py, base.py, latest.py, py.typed."""
+    """The version-independent files: mcp_bindings/__init__.py, base.py, latest.py, py.typed, and the
+    distribution's pyproject.toml beside the package (the bindings install on their own: `pip install ./generated`)."""
     latest = latest_dated_version(all_versions)
     versions = [
         {"literal": python_string(v), "module_literal": python_string(f"mcp_bindings.{module_name_for(v)}")}
@@ -191,12 +192,24 @@ def render_package(environment: jinja2.Environment, all_versions: list[str], man
         "latest_literal": python_string(latest),
         "module": module_name_for(latest),
     }
+    distribution = {
+        **context,
+        "distribution_version_literal": json_literal(__version__),
+        "dependencies": [json_literal(dependency) for dependency in BINDINGS_DEPENDENCIES],
+        "versions_summary": f"{all_versions[0]} to {all_versions[-1]}",
+    }
     return {
+        DISTRIBUTION_FILE: render_template(environment, "pyproject.toml.j2", distribution),
         "mcp_bindings/__init__.py": render_template(environment, "package_init.py.j2", context),
         "mcp_bindings/base.py": render_template(environment, "base.py.j2", context),
         "mcp_bindings/latest.py": render_template(environment, "latest.py.j2", context),
         "mcp_bindings/py.typed": "",
     }
+
+
+# The distribution of the generated bindings: its metadata file, and all it needs at run time.
+DISTRIBUTION_FILE = "pyproject.toml"
+BINDINGS_DEPENDENCIES = ("pydantic>=2.11,<3", "typing_extensions>=4.12")
 
 
 def latest_dated_version(versions: list[str]) -> str:

@@ -1,12 +1,18 @@
 """The transports: ``MessageStream`` implementations that move whole JSON-RPC frames, one module per wire.
 
-Holds ``stdio`` (newline-delimited JSON over this process's stdin/stdout or a child's pipes), ``http_server`` (the
-streamable HTTP server: a starlette app served by uvicorn) with ``http_session`` (one HTTP session as the stream
-its connection handler reads and writes), and ``http_client`` (the streamable HTTP client, over httpx2).
+Holds ``stdio`` (newline-delimited JSON over this process's stdin/stdout or a child's pipes); the streamable HTTP
+server: ``http_server`` (the starlette app: checks, limits, sessions), ``http_session`` (one HTTP session as the
+stream its connection handler reads and writes, and ``close_sse_stream``), ``http_sse`` (SSE framing with event
+ids, priming and ``retry:``), ``event_store`` (the ``EventStore`` protocol and its bounded in-memory default, for
+``Last-Event-ID`` replay) and ``http_uvicorn`` (serving the app on a TCP_NODELAY socket); and the client side:
+``http_client`` (the streamable HTTP client over httpx2, resuming closed SSE streams) and ``delivery`` (answers
+that cannot be delivered fail their call at once, and the ``SSEReconnect`` policy; no httpx2, so stdio clients use
+it too).
 
 May import: the ``jsonrpc`` layer (envelopes, ``MessageStream``), the standard library, anyio, and per wire its
 own library (starlette and uvicorn, httpx2); never ``protocol``, ``server`` or ``client``.
 
 Nothing is re-exported here: import a transport from its module, so that a stdio server or client never imports
-starlette, uvicorn or httpx2 (``server`` and ``client`` import the HTTP modules only when HTTP is used).
+starlette, uvicorn or httpx2 (``server`` imports ``http_session``, which needs none of them, for
+``close_sse_stream``; ``server`` and ``client`` import the HTTP server and client only when HTTP is used).
 """
