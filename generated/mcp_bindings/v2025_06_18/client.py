@@ -29,36 +29,9 @@ __all__ = [
     "implemented",
 ]
 
-MAX_PAGES: Final = 1000
-"""How many pages a list_all_* helper requests at most (its `max_pages` default)."""
-
-
-class PaginationError(Exception):
-    """A list_all_* walk stopped: the server repeated a cursor, or there were more than `max_pages` pages."""
-
-    def __init__(self, helper: str, pages: int, cursor: str, reason: str) -> None:
-        shown = cursor if len(cursor) <= 64 else cursor[:64] + "..."
-        super().__init__(f"{helper}: {reason} after {pages} page(s) (next cursor {shown!r}); stopped")
-        self.helper = helper
-        self.pages = pages
-        self.cursor = cursor
-
-
-class _Cursors:
-    """The cursors one walk has followed: refuses a repeated one and a page past `max_pages`."""
-
-    def __init__(self, helper: str, max_pages: int) -> None:
-        self.helper = helper
-        self.max_pages = max_pages
-        self.seen: set[str] = set()
-
-    def follow(self, cursor: str) -> None:
-        pages = len(self.seen) + 1
-        if cursor in self.seen:
-            raise PaginationError(self.helper, pages, cursor, "the server repeated a cursor")
-        if pages >= self.max_pages:
-            raise PaginationError(self.helper, pages, cursor, f"more pages than max_pages={self.max_pages}")
-        self.seen.add(cursor)
+# Shared by every version (base.py), re-exported here beside the list_all_* helpers that use them.
+MAX_PAGES: Final = _base.MAX_PAGES
+PaginationError = _base.PaginationError
 
 
 class ClientStub:
@@ -127,7 +100,7 @@ class ClientStub:
         Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
         """
         items: list[_m.Prompt] = []
-        cursors = _Cursors("list_all_prompts", max_pages)
+        cursors = _base.PageWalk("list_all_prompts", max_pages)
         cursor: str | None = None
         while True:
             result = await self.list_prompts(None if cursor is None else _m.ListPromptsRequestParams(cursor=cursor))
@@ -143,7 +116,7 @@ class ClientStub:
         Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
         """
         items: list[_m.ResourceTemplate] = []
-        cursors = _Cursors("list_all_resource_templates", max_pages)
+        cursors = _base.PageWalk("list_all_resource_templates", max_pages)
         cursor: str | None = None
         while True:
             result = await self.list_resource_templates(
@@ -161,7 +134,7 @@ class ClientStub:
         Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
         """
         items: list[_m.Resource] = []
-        cursors = _Cursors("list_all_resources", max_pages)
+        cursors = _base.PageWalk("list_all_resources", max_pages)
         cursor: str | None = None
         while True:
             result = await self.list_resources(None if cursor is None else _m.ListResourcesRequestParams(cursor=cursor))
@@ -177,7 +150,7 @@ class ClientStub:
         Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
         """
         items: list[_m.Tool] = []
-        cursors = _Cursors("list_all_tools", max_pages)
+        cursors = _base.PageWalk("list_all_tools", max_pages)
         cursor: str | None = None
         while True:
             result = await self.list_tools(None if cursor is None else _m.ListToolsRequestParams(cursor=cursor))

@@ -48,7 +48,6 @@ from .client_support import (
     LATEST_VERSION,
     LIST_CHANGED,
     MODELS_MODULE_VERSION,
-    STUB_PAGINATION_ERRORS,
     SUPPORTED_VERSIONS,
     VERSIONS,
     AnyClientHandlers,
@@ -515,10 +514,11 @@ class Client:
         return await self._walk(self.api.list_all_resource_templates)
 
     async def _walk(self, list_all: Callable[..., Awaitable[Sequence[T]]]) -> Sequence[T]:
-        """One stub walk bounded by ``max_pages``; the stub's per-version PaginationError becomes ours."""
+        """One stub walk bounded by ``max_pages``; the bindings' PaginationError (every version's stub raises the
+        one in ``mcp_bindings.base``) becomes ours, a ``ClientError``."""
         try:
             return await list_all(max_pages=self.max_pages)
-        except STUB_PAGINATION_ERRORS as exc:
+        except _base.PaginationError as exc:
             raise PaginationError(str(exc), exc.pages, exc.cursor) from exc
 
     # -- what the server sends us ----------------------------------------------------------------------------------

@@ -39,7 +39,6 @@ __all__ = [
     "DEFAULT_MAX_PAGES",
     "DEFAULT_REQUEST_TIMEOUT",
     "LATEST_VERSION",
-    "STUB_PAGINATION_ERRORS",
     "SUPPORTED_VERSIONS",
     "AnyClientHandlers",
     "AnyClientStub",
@@ -126,8 +125,6 @@ DEFAULT_REQUEST_TIMEOUT: Final = 300.0
 # Pages a list walk (client.tools() and friends) requests at most: each page is a round trip and its items are kept,
 # so a server that hands out a new nextCursor forever must be stopped (the stubs' own default, MAX_PAGES, is the same).
 DEFAULT_MAX_PAGES: Final = 1000
-# The stubs' list_all_* helpers raise their version's PaginationError; the client raises this module's instead.
-STUB_PAGINATION_ERRORS: Final = (_c1.PaginationError, _c2.PaginationError, _c3.PaginationError, _c4.PaginationError)
 # A request class is defined in `<package>.models`; this says which version a class passed to send_request is from.
 MODELS_MODULE_VERSION: Final = {f"{v.package.__name__}.models": v.version for v in VERSIONS.values()}
 # Which cache a list_changed notification invalidates (resource templates go with resources: one notification).

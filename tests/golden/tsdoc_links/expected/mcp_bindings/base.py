@@ -10,7 +10,7 @@ version is a `Request[ParamsT, ResultT]`, so a type checker knows what a request
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Protocol, TypeVar, Union, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
@@ -145,6 +145,38 @@ class Peer(Protocol):
     async def send_request(self, request_type: type[Request[ParamsT, ResultT]], params: ParamsT, /) -> ResultT: ...
 
     async def send_notification(self, notification_type: type[Notification[ParamsT]], params: ParamsT, /) -> None: ...
+
+
+MAX_PAGES: Final = 1000
+"""How many pages a generated list_all_* helper requests at most (its `max_pages` default)."""
+
+
+class PaginationError(Exception):
+    """A list_all_* walk stopped: the server repeated a cursor, or there were more than `max_pages` pages."""
+
+    def __init__(self, helper: str, pages: int, cursor: str, reason: str) -> None:
+        shown = cursor if len(cursor) <= 64 else cursor[:64] + "..."
+        super().__init__(f"{helper}: {reason} after {pages} page(s) (next cursor {shown!r}); stopped")
+        self.helper = helper
+        self.pages = pages
+        self.cursor = cursor
+
+
+class PageWalk:
+    """The cursors one walk has followed: refuses a repeated one and a page past `max_pages`."""
+
+    def __init__(self, helper: str, max_pages: int) -> None:
+        self.helper = helper
+        self.max_pages = max_pages
+        self.seen: set[str] = set()
+
+    def follow(self, cursor: str) -> None:
+        pages = len(self.seen) + 1
+        if cursor in self.seen:
+            raise PaginationError(self.helper, pages, cursor, "the server repeated a cursor")
+        if pages >= self.max_pages:
+            raise PaginationError(self.helper, pages, cursor, f"more pages than max_pages={self.max_pages}")
+        self.seen.add(cursor)
 
 
 @dataclass(frozen=True)
