@@ -35,3 +35,76 @@ def test_mypy_sees_the_result_type_of_a_request(tmp_path: Path) -> None:
     assert 'Revealed type is "mcp_bindings.v2025_06_18.models.CallToolResult"' in output, output
     assert 'Revealed type is "mcp_bindings.v2025_06_18.models.EmptyResult"' in output, output
     assert "sample.py:7: error: Incompatible types in assignment" in output, output
+
+
+# The runtime tests whose typed uses of the server conveniences (lifespan state, middleware, typed elicit and
+# sample, the in-memory client) are part of the check.
+CONVENIENCE_TESTS = [
+    "tests/runtime/test_context_conveniences.py",
+    "tests/runtime/test_in_memory_client.py",
+    "tests/runtime/test_lifespan.py",
+    "tests/runtime/test_middleware.py",
+]
+
+
+def test_mypy_strict_on_the_server_convenience_tests() -> None:
+    completed = _mypy(*CONVENIENCE_TESTS)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_mypy_sees_the_lifespan_state_and_the_typed_client_answers(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from collections.abc import AsyncIterator\n"
+        "from contextlib import asynccontextmanager\n"
+        "from dataclasses import dataclass\n"
+        "from typing import Any\n"
+        "from pydantic import BaseModel\n"
+        "from mcpgen_runtime import Accepted, CallNext, Context, IncomingRequest, Server, connect_in_memory\n"
+        "@dataclass\n"
+        "class AppState:\n"
+        "    dsn: str\n"
+        "class Booking(BaseModel):\n"
+        "    guests: int\n"
+        "@asynccontextmanager\n"
+        "async def lifespan(server: Server) -> AsyncIterator[AppState]:\n"
+        "    yield AppState('db')\n"
+        "server = Server('x', lifespan=lifespan)\n"
+        "reveal_type(server)\n"
+        "reveal_type(Server('plain'))\n"
+        "@server.middleware\n"
+        "async def mw(request: IncomingRequest[AppState], call_next: CallNext) -> Any:\n"
+        "    return await call_next(request)\n"
+        "@server.tool()\n"
+        "async def tool(context: Context[AppState]) -> str:\n"
+        "    reveal_type(context.lifespan_state)\n"
+        "    outcome = await context.elicit('How many?', schema=Booking)\n"
+        "    reveal_type(outcome)\n"
+        "    match outcome:\n"
+        "        case Accepted(data=booking):\n"
+        "            reveal_type(booking)\n"
+        "    reveal_type(await context.elicit('Name?', {'type': 'object', 'properties': {}}))\n"
+        "    reveal_type(await context.sample('hi', max_tokens=5))\n"
+        "    bad: int = context.lifespan_state\n"
+        "    return context.lifespan_state.dsn\n"
+        "async def main() -> None:\n"
+        "    async with connect_in_memory(server) as client:\n"
+        "        reveal_type(client)\n"
+    )
+    completed = _mypy("--no-incremental", str(sample))
+    output = completed.stdout
+    for line in [
+        'sample.py:16: note: Revealed type is "mcpgen_runtime.server.server.Server[sample.AppState]"',
+        'sample.py:17: note: Revealed type is "mcpgen_runtime.server.server.Server[Any]"',
+        'sample.py:23: note: Revealed type is "sample.AppState"',
+        'sample.py:25: note: Revealed type is "mcpgen_runtime.server.elicitation.Accepted[sample.Booking] |'
+        ' mcpgen_runtime.server.elicitation.Declined | mcpgen_runtime.server.elicitation.Cancelled"',
+        'sample.py:28: note: Revealed type is "sample.Booking"',
+        'sample.py:29: note: Revealed type is "mcp_bindings.v2025_06_18.models.ElicitResult |'
+        ' mcp_bindings.v2025_11_25.models.ElicitResult"',
+        'sample.py:30: note: Revealed type is "mcp_bindings.v2024_11_05.models.CreateMessageResult |',
+        "sample.py:31: error: Incompatible types in assignment",
+        'sample.py:35: note: Revealed type is "mcpgen_runtime.client.client.Client"',
+    ]:
+        assert line in output, output
+    assert output.count("error:") == 1, output

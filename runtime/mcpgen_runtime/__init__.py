@@ -12,6 +12,8 @@ import cycle exists, counting ``TYPE_CHECKING`` and function-level imports):
   (what the typed server and client share: result validation against the negotiated version's models).
 - ``server`` (``Server``, the authoring API, ``Context`` for handlers) and ``client`` (``Client``), built on
   ``Session`` with the generated ``mcp_bindings``. Neither imports the other.
+- ``testing``: ``connect_in_memory(server)``, a ``Client`` connected to a ``Server`` in the same process (above
+  both, since they do not import each other).
 - this package, which re-exports the public API. Streamable HTTP lives in ``transports.http_server`` and
   ``transports.http_client``; import them from there (they pull in starlette, uvicorn and httpx2, which stdio does
   not need).
@@ -36,30 +38,57 @@ from .jsonrpc import (
     SessionClosedError,
     memory_stream_pair,
 )
-from .server import Context, Server
+from .server import (
+    Accepted,
+    CallNext,
+    Cancelled,
+    Context,
+    Declined,
+    ElicitOutcome,
+    IncomingRequest,
+    InvalidParamsError,
+    LifespanError,
+    Middleware,
+    ResourceNotFoundError,
+    Server,
+    ToolError,
+)
+from .testing import connect_in_memory
 from .transports.stdio import NDJSONStream, SubprocessStream, open_subprocess_stream, stdio_server_stream
 
 __all__ = [
+    "Accepted",
+    "CallNext",
+    "Cancelled",
     "Client",
     "Context",
+    "Declined",
+    "ElicitOutcome",
     "ErrorCode",
     "FrameTooLarge",
+    "IncomingRequest",
     "InvalidParams",
+    "InvalidParamsError",
     "JSONParams",
     "JSONRPCError",
+    "LifespanError",
     "MemoryMessageStream",
     "MessageStream",
     "MethodNotFound",
+    "Middleware",
     "NDJSONStream",
     "NotificationHandler",
     "ProgressCallback",
     "RequestContext",
     "RequestHandler",
     "RequestId",
+    "ResourceNotFoundError",
     "Server",
     "Session",
     "SessionClosedError",
     "SubprocessStream",
+    "ToolError",
+    "connect_in_memory",
     "memory_stream_pair",
     "open_subprocess_stream",
     "stdio_server_stream",

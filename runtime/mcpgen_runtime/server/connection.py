@@ -3,8 +3,8 @@
 Where it sits: in the ``server`` layer, on top of ``jsonrpc.session.Session`` (JSON-RPC: ids, cancellation,
 progress, ping) and the generated ``mcp_bindings.<version>.server`` stubs, whose ``SERVER_ROUTES`` drive dispatch:
 params are validated into the negotiated version's models, the handlers (``handlers``) return its result models,
-and those are dumped as the answer. It answers from a ``registry.Registry`` (what is served) and hands each
-request's functions a ``context.Context``. ``server.Server`` creates one per connection (``serve_stream``).
+and those are dumped as the answer. It answers from a ``registry.Registry`` (what is served), runs the server's
+``middleware`` around each request and hands each request's functions a ``context.Context``. ``server.Server`` creates one per connection (``serve_stream``).
 
 Protocol choices (see the README):
 - versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25; ``initialize`` gets the client's version if supported,
@@ -23,11 +23,11 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_bindings import MODULES
 
@@ -45,11 +45,12 @@ from ..jsonrpc.envelopes import (
 )
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.session import Session, SessionClosedError
-from ..jsonrpc.streams import MessageStream
+from ..jsonrpc.streams import Dispatcher, MessageStream, stream_extras
 from ..protocol.results import ResultValidationError, as_result, field_errors
 from .authoring import validation_details
 from .context import LOG_LEVELS, Context, InvalidClientResultError
 from .handlers import Handlers, fit
+from .middleware import IncomingRequest, Middleware, run_chain
 from .registry import Registry
 
 __all__ = ["LATEST_PROTOCOL_VERSION", "SUPPORTED_PROTOCOL_VERSIONS", "ServerConnection"]
@@ -117,6 +118,7 @@ class _BatchGate:
 
     def __init__(self, inner: MessageStream, connection: ServerConnection) -> None:
         self._inner, self._connection = inner, connection
+        self._set_dispatcher, self._send_message = stream_extras(inner)
 
     async def receive(self) -> bytes:
         while True:
@@ -133,6 +135,18 @@ class _BatchGate:
     async def send(self, frame: bytes) -> None:
         await self._inner.send(frame)
 
+    # The optional extras of the stream (jsonrpc.streams.Dispatcher), passed through: a request handed over
+    # directly is a single request, never a batch, so nothing is bypassed.
+    def set_dispatcher(self, dispatcher: Dispatcher | None) -> None:
+        if self._set_dispatcher is not None:
+            self._set_dispatcher(dispatcher)
+
+    async def send_message(self, frame: bytes, message: Any) -> None:
+        if self._send_message is not None:
+            await self._send_message(frame, message)
+        else:
+            await self._inner.send(frame)
+
     async def aclose(self) -> None:
         await self._inner.aclose()
 
@@ -147,9 +161,15 @@ class ServerConnection:
         *,
         max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        middleware: Sequence[Middleware] = (),
+        lifespan_state: Any = None,
     ) -> None:
-        """``max_requests_in_flight`` / ``max_batch_size``: the session's limits (see ``jsonrpc.session.Session``)."""
+        """``max_requests_in_flight`` / ``max_batch_size``: the session's limits (see ``jsonrpc.session.Session``).
+        ``middleware``: wrapped around every request (see ``middleware``); ``lifespan_state``: what the server's
+        lifespan yielded, for ``Context.lifespan_state``."""
         self.server = server
+        self.middleware = middleware
+        self.lifespan_state = lifespan_state
         self.protocol_version = ""  # "" until initialize has been answered
         self.bindings: ModuleType = _bindings(LATEST_PROTOCOL_VERSION)
         self.stub: ModuleType = _stub(LATEST_PROTOCOL_VERSION)
@@ -176,7 +196,32 @@ class ServerConnection:
 
     # -- incoming -------------------------------------------------------------------------------------------------
 
-    async def _on_request(self, method: str, params: JSONParams, context: RequestContext) -> dict[str, Any]:
+    async def _on_request(self, method: str, params: JSONParams, request: RequestContext) -> dict[str, Any]:
+        context: Context[Any] = Context(self, request)
+        if self.middleware:
+            incoming: IncomingRequest[Any] = IncomingRequest(method, params, context)
+            return await run_chain(self.middleware, incoming, self._endpoint, self._finish)
+        return await self._route(method, params, context)
+
+    async def _endpoint(self, incoming: IncomingRequest[Any]) -> dict[str, Any]:
+        return await self._route(incoming.method, incoming.params, incoming.context)
+
+    def _finish(self, incoming: IncomingRequest[Any], value: Any) -> dict[str, Any]:
+        """A result a middleware returned itself, validated like a handler's (see ``middleware``)."""
+        if incoming.method == "initialize" and self._handlers is None:
+            logger.error("a middleware answered initialize without call_next: the connection stays uninitialized")
+            raise JSONRPCError(ErrorCode.INTERNAL_ERROR, "Internal error: initialize was not handled")
+        route = self.stub.SERVER_ROUTES.get(incoming.method)
+        if route is not None:
+            return self._validated(route, value, f"a middleware's result for {incoming.method}")
+        if isinstance(value, BaseModel):  # a method of the middleware's own: no model to check it against
+            dumped: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            return dumped
+        if isinstance(value, Mapping):
+            return dict(value)
+        raise TypeError(f"a middleware returned a {type(value).__name__} for {incoming.method}, not a dict or model")
+
+    async def _route(self, method: str, params: JSONParams, context: Context[Any]) -> dict[str, Any]:
         if method == "initialize":
             return await self._initialize(params, context)
         if self._handlers is None:
@@ -188,7 +233,7 @@ class ServerConnection:
             raise MethodNotFound(method)
         return await self._dispatch(route, params, context)
 
-    async def _initialize(self, params: JSONParams, context: RequestContext) -> dict[str, Any]:
+    async def _initialize(self, params: JSONParams, context: Context[Any]) -> dict[str, Any]:
         if self._handlers is not None:
             raise JSONRPCError(ErrorCode.INVALID_REQUEST, "Invalid Request: initialize was already received")
         requested = params.get("protocolVersion") if isinstance(params, dict) else None
@@ -214,7 +259,7 @@ class ServerConnection:
         return result
 
     async def _dispatch(
-        self, route: Any, params: JSONParams, context: RequestContext, handlers: Handlers | None = None
+        self, route: Any, params: JSONParams, context: Context[Any], handlers: Handlers | None = None
     ) -> dict[str, Any]:
         if params is None and route.params_required:
             raise InvalidParams(f"Invalid params: {route.method} requires params")
@@ -225,11 +270,15 @@ class ServerConnection:
         except ValidationError as exc:
             raise InvalidParams(f"Invalid params for {route.method}", validation_details(exc)) from None
         handler = getattr(handlers or self._handlers, route.handler)
-        returned = await handler(typed, Context(self, context))
+        returned = await handler(typed, context)
         # Handlers return the result model or a dict (what they build, or a tool's own CallToolResult): either way
         # it is validated here, once, against the negotiated version (see protocol.results.as_result).
+        return self._validated(route, returned, _source(route, typed))
+
+    def _validated(self, route: Any, returned: Any, source: str) -> dict[str, Any]:
+        """``returned`` validated as ``route``'s result model of the negotiated version, dumped as JSON."""
         try:
-            result = as_result(route.result_type, returned, source=_source(route, typed))
+            result = as_result(route.result_type, returned, source=source)
         except ResultValidationError as exc:
             # Our side's bug, not the client's: -32603, with the field paths for whoever debugs it.
             logger.error("%s (MCP %s)", exc, self.protocol_version or "initialize")
@@ -238,6 +287,14 @@ class ServerConnection:
             ) from None
         dumped: dict[str, Any] = result.model_dump(mode="json")
         return dumped
+
+    async def read_resource(self, uri: str, context: Context[Any]) -> Any:
+        """``Context.read_resource``: ``resources/read`` of ``uri`` answered by this server, as the negotiated
+        version's result model (not through the middleware: it is not a request from the client)."""
+        if self._handlers is None:
+            raise RuntimeError("the connection is not initialized: there is no version to read the resource as")
+        raw = await self._dispatch(self.stub.SERVER_ROUTES["resources/read"], {"uri": uri}, context)
+        return self.bindings.parse_result("resources/read", raw)
 
     async def _on_notification(self, method: str, params: JSONParams) -> None:
         if method == "notifications/initialized":

@@ -3,25 +3,66 @@
 Where it sits: the bottom of the ``server`` layer. Created by ``connection.ServerConnection`` for each incoming
 request and handed to the functions registered through ``authoring``; it wraps the session's ``RequestContext``
 (progress, request id) and the connection (negotiated version, client capabilities, log level) so that a function
-can talk back to the client: progress, log messages, sampling and elicitation. What it needs of the connection is
-the ``ConnectionView`` protocol below, so that this module (which ``authoring`` needs at import time) does not import
+can talk back to the client: progress, log messages, sampling, elicitation and roots; and reach the server's
+own side: its lifespan state (``Context[T].lifespan_state``, typed by the server's lifespan), its resources
+(``read_resource``) and the HTTP request that carried the MCP request. What it needs of the connection is the
+``ConnectionView`` protocol below, so that this module (which ``authoring`` needs at import time) does not import
 ``connection`` (which needs ``authoring``).
+
+Typed results: ``sample`` returns the negotiated version's ``CreateMessageResult``, ``list_roots`` its ``Root``
+objects and ``read_resource`` its ``ReadResourceResult``, each typed as the union over the four versions
+(``AnyCreateMessageResult`` ...: narrow by the discriminating fields, e.g. ``content.type == "text"``); ``elicit``
+with a pydantic model returns ``Accepted[Model] | Declined | Cancelled`` (``elicitation``), with a JSON schema the
+version's ``ElicitResult``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeAlias, cast, overload
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+
+import mcp_bindings.v2024_11_05 as _v1
+import mcp_bindings.v2025_03_26 as _v2
+import mcp_bindings.v2025_06_18 as _v3
+import mcp_bindings.v2025_11_25 as _v4
 
 from ..jsonrpc.context import RequestContext
 from ..jsonrpc.envelopes import RequestId
-from ..protocol.results import ResultValidationError
+from ..protocol.results import ResultValidationError, field_errors
+from ..transports import http_session
 from ..transports.http_session import close_sse_stream
+from .elicitation import ElicitOutcome, ModelT, elicit_outcome, requested_schema
+from .lifespan import StateT
 
-__all__ = ["LOG_LEVELS", "CapabilityError", "ConnectionView", "Context", "InvalidClientResultError"]
+if TYPE_CHECKING:
+    from starlette.requests import Request as HTTPRequest  # only for the annotation: stdio servers never import it
+
+__all__ = [
+    "LOG_LEVELS",
+    "AnyCreateMessageResult",
+    "AnyElicitResult",
+    "AnyReadResourceResult",
+    "AnyRoot",
+    "CapabilityError",
+    "ConnectionView",
+    "Context",
+    "InvalidClientResultError",
+]
+
+# What the client answers, as the negotiated version's models (the four versions' classes are distinct).
+AnyCreateMessageResult: TypeAlias = (
+    _v1.CreateMessageResult | _v2.CreateMessageResult | _v3.CreateMessageResult | _v4.CreateMessageResult
+)
+AnyElicitResult: TypeAlias = _v3.ElicitResult | _v4.ElicitResult  # elicitation exists from 2025-06-18 on
+AnyRoot: TypeAlias = _v1.Root | _v2.Root | _v3.Root | _v4.Root
+AnyReadResourceResult: TypeAlias = (
+    _v1.ReadResourceResult | _v2.ReadResourceResult | _v3.ReadResourceResult | _v4.ReadResourceResult
+)
+
+_UNKNOWN: Final = object()
 
 # RFC 5424 severities in increasing order, as MCP names them.
 LOG_LEVELS: Final[tuple[str, ...]] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -59,13 +100,33 @@ class ConnectionView(Protocol):
 
     async def request_client(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any: ...
 
+    @property
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded for the run this connection belongs to (None without a lifespan)."""
+        ...
 
-class Context:
-    """What a registered function can do for the request it is serving."""
+    async def read_resource(self, uri: str, context: Context[Any]) -> Any:
+        """``resources/read`` of ``uri`` answered by this server, as the negotiated version's result model."""
+        ...
+
+
+class Context(Generic[StateT]):
+    """What a registered function can do for the request it is serving.
+
+    Generic in the server's lifespan state: annotate the parameter ``Context[AppState]`` and ``lifespan_state`` is
+    an ``AppState`` for the type checker (a bare ``Context`` is ``Context[Any]``)."""
 
     def __init__(self, connection: ConnectionView, request: RequestContext) -> None:
         self._connection = connection
         self._request = request
+        self._http_request: Any = _UNKNOWN  # looked up on first use
+
+    if not TYPE_CHECKING:
+
+        def __class_getitem__(cls, params: object) -> type[Context]:
+            # At run time Context[AppState] is Context itself: the parameter is for the type checker only, and the
+            # authoring layer finds the context parameter by issubclass on its annotation.
+            return cls
 
     # -- about the request and the connection ---------------------------------------------------------------------
 
@@ -95,6 +156,38 @@ class Context:
     def connection(self) -> ConnectionView:
         """The connection this request came in on (a ``ServerConnection``)."""
         return self._connection
+
+    @property
+    def lifespan_state(self) -> StateT:
+        """What the server's lifespan yielded (``Server(lifespan=...)``), shared by every request of the run;
+        None when the server has no lifespan."""
+        state: StateT = self._connection.lifespan_state
+        return state
+
+    @property
+    def http_request(self) -> HTTPRequest | None:
+        """The HTTP request (a starlette ``Request``: headers, url, query, client address; not the body) whose POST
+        carried this MCP request over streamable HTTP; None over stdio and in memory. Headers are what the client
+        sent: check them, never trust them as an identity by themselves."""
+        if self._http_request is _UNKNOWN:
+            # The transport's ``current_http_scope()``: the ASGI scope of the POST whose request this task serves.
+            # Only a request over HTTP has one, and then starlette is loaded already.
+            current_scope = getattr(http_session, "current_http_scope", None)
+            scope = current_scope() if current_scope is not None else None
+            if scope is None:
+                self._http_request = None
+            else:
+                from starlette.requests import Request
+
+                self._http_request = Request(scope)
+        request: HTTPRequest | None = self._http_request
+        return request
+
+    @property
+    def headers(self) -> Mapping[str, str] | None:
+        """The HTTP request's headers (case-insensitive); None when there is no HTTP request."""
+        request = self.http_request
+        return request.headers if request is not None else None
 
     # -- progress and logging -------------------------------------------------------------------------------------
 
@@ -149,7 +242,7 @@ class Context:
         include_context: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
-    ) -> Any:
+    ) -> AnyCreateMessageResult:
         """Ask the client's LLM for a completion (``sampling/createMessage``); returns the negotiated version's
         ``CreateMessageResult``. A str message is a user text message. Raises ``CapabilityError`` if the client did
         not declare ``sampling``, ``JSONRPCError`` if it refused, ``InvalidClientResultError`` (naming the
@@ -165,21 +258,64 @@ class Context:
             "metadata": dict(metadata) if metadata is not None else None,
         }
         params.update({key: value for key, value in optional.items() if value is not None})
-        return await self._connection.request_client("sampling/createMessage", params, timeout=timeout)
+        result = await self._connection.request_client("sampling/createMessage", params, timeout=timeout)
+        return cast(AnyCreateMessageResult, result)
+
+    @overload
+    async def elicit(
+        self, message: str, schema: type[ModelT], *, timeout: float | None = None
+    ) -> ElicitOutcome[ModelT]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, timeout: float | None = None
+    ) -> AnyElicitResult: ...
 
     async def elicit(
         self, message: str, schema: type[BaseModel] | Mapping[str, Any], *, timeout: float | None = None
-    ) -> Any:
-        """Ask the user for structured input (``elicitation/create``, 2025-06-18 and later); returns the negotiated
-        version's ``ElicitResult`` (``action`` is accept / decline / cancel; ``content`` holds the answers). ``schema``
-        is a pydantic model (flat, primitive fields) or a JSON schema object. Raises ``CapabilityError`` if the
-        client did not declare ``elicitation`` or the protocol version has none, ``InvalidClientResultError``
-        (naming the fields) if the answer is not a valid ``ElicitResult`` of the negotiated version."""
+    ) -> ElicitOutcome[Any] | AnyElicitResult:
+        """Ask the user for structured input (``elicitation/create``, 2025-06-18 and later).
+
+        With a pydantic model (flat: primitive fields, enums, ``Literal`` choices), its fields are the
+        ``requestedSchema`` and the answer is ``Accepted(data=<the model>)``, ``Declined()`` or ``Cancelled()``
+        (``elicitation``); a field that cannot be asked for raises ``TypeError`` before anything is sent. With a JSON
+        schema object, the negotiated version's ``ElicitResult`` (``action``, ``content``) as it came.
+        Raises ``CapabilityError`` if the client did not declare ``elicitation`` or the protocol version has none,
+        ``InvalidClientResultError`` (naming the fields) if the answer is not a valid ``ElicitResult`` of the
+        negotiated version or an accepted answer does not fit the model."""
         self._require("elicitation", "elicitation/create")
-        requested = schema.model_json_schema() if isinstance(schema, type) else dict(schema)
-        requested.pop("title", None)
+        if isinstance(schema, type):
+            requested = requested_schema(schema, self._connection.bindings)
+        else:
+            requested = dict(schema)
+            requested.pop("title", None)
         params = {"message": message, "requestedSchema": requested}
-        return await self._connection.request_client("elicitation/create", params, timeout=timeout)
+        result = await self._connection.request_client("elicitation/create", params, timeout=timeout)
+        if not isinstance(schema, type):
+            return cast(AnyElicitResult, result)
+        try:
+            return elicit_outcome(schema, result)
+        except ValidationError as exc:
+            source = "the client's accepted answer to elicitation/create"
+            raise InvalidClientResultError(source, schema, field_errors(exc)) from None
+
+    async def list_roots(self, *, timeout: float | None = None) -> list[AnyRoot]:
+        """The client's roots (``roots/list``): the directories or files it lets the server work on. Raises
+        ``CapabilityError`` if the client did not declare ``roots``, ``InvalidClientResultError`` if its answer is
+        not a valid ``ListRootsResult``."""
+        self._require("roots", "roots/list")
+        result = await self._connection.request_client("roots/list", {}, timeout=timeout)
+        return list(cast(list[AnyRoot], result.roots))
+
+    # -- this server's own resources ------------------------------------------------------------------------------
+
+    async def read_resource(self, uri: str) -> AnyReadResourceResult:
+        """Read one of this server's resources (a static one or a template match) as the client would, without
+        sending anything: the negotiated version's ``ReadResourceResult`` (``contents``). Raises ``JSONRPCError``
+        (-32002) for an unknown URI, -32602 for a template variable that does not convert, and whatever the
+        resource's function raises."""
+        result = await self._connection.read_resource(uri, self)
+        return cast(AnyReadResourceResult, result)
 
     def _require(self, capability: str, method: str) -> None:
         if method not in self._connection.bindings.REQUEST_TYPES:

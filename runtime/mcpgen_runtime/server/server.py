@@ -4,13 +4,19 @@ Where it sits: the top of the ``server`` layer. ``Server`` adds to ``registry.Re
 by the decorators) the serving: one ``connection.ServerConnection`` per client (``serve_stream``), change
 notifications to the live connections, and the transports to run on (``transports.stdio``; the streamable HTTP
 server is imported only when it is used, so that a stdio server does not import starlette and uvicorn).
+
+It also holds what surrounds the handlers: the lifespan (``lifespan``: shared state, started once per run; a run
+is ``serve_stdio``, ``serve_http``, ``serve_stream`` alone, or an explicit ``async with server.running()`` that
+those then join) and the middleware (``middleware``) each connection runs around its requests.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Generic
 
 import anyio
 
@@ -18,13 +24,18 @@ from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_F
 from ..jsonrpc.streams import MessageStream
 from ..transports.stdio import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
 from .connection import ServerConnection
+from .lifespan import Lifespan, LifespanRunner, StateT
+from .middleware import Middleware
 from .registry import Registry
 
 __all__ = ["Server"]
 
 
-class Server(Registry):
-    """An MCP server: register functions with the decorators, then ``run_stdio()`` or ``await serve_stream(s)``."""
+class Server(Registry, Generic[StateT]):
+    """An MCP server: register functions with the decorators, then ``run_stdio()`` or ``await serve_stream(s)``.
+
+    Generic in its lifespan state: ``Server("x", lifespan=f)`` is a ``Server[T]`` when ``f`` returns an
+    ``AsyncContextManager[T]``, and handlers annotated ``Context[T]`` see ``context.lifespan_state`` as a ``T``."""
 
     def __init__(
         self,
@@ -34,10 +45,39 @@ class Server(Registry):
         title: str | None = None,
         instructions: str | None = None,
         logging: bool = True,
+        lifespan: Lifespan[StateT] | None = None,
     ) -> None:
-        """``logging``: declare the logging capability (``Context.log`` sends nothing without it)."""
+        """``logging``: declare the logging capability (``Context.log`` sends nothing without it).
+        ``lifespan``: ``lifespan(server)`` returns an async context manager (``@asynccontextmanager``), entered once
+        per run of the server before any client is served and exited when the run ends, however it ends; what it
+        yields is ``Context.lifespan_state``. If it raises on entry, the server does not start (``LifespanError``).
+        """
         super().__init__(name, version, title=title, instructions=instructions, logging=logging)
         self.connections: set[ServerConnection] = set()  # the live ones, for change notifications
+        self.middleware_stack: list[Middleware] = []  # wrapped around every request, the first outermost
+        enter = functools.partial(lifespan, self) if lifespan is not None else None
+        self._lifespan: LifespanRunner[StateT] = LifespanRunner(name, enter)
+
+    # -- lifespan and middleware ----------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[StateT]:
+        """One run of the server: enters the lifespan (or joins the run that has it) and yields its state. The
+        ``serve_*`` methods do this themselves; use it to share one lifespan between runs they would otherwise each
+        start (several ``serve_stream`` calls, an HTTP app mounted in another ASGI app's lifespan, tests)."""
+        async with self._lifespan.run() as state:
+            yield state
+
+    @property
+    def lifespan_state(self) -> StateT:
+        """What the lifespan yielded; RuntimeError when the server is not running."""
+        return self._lifespan.state
+
+    def middleware(self, fn: Middleware) -> Middleware:
+        """Register ``fn`` (``async def fn(request: IncomingRequest, call_next: CallNext) -> Any``) to run around
+        every request, after those registered before it (see ``middleware`` for what it sees and may return)."""
+        self.middleware_stack.append(fn)
+        return fn
 
     # -- change notifications -------------------------------------------------------------------------------------
 
@@ -74,15 +114,22 @@ class Server(Registry):
         ``max_requests_in_flight`` (default 100): requests handled at once; as many more may wait, read but not
         started, and beyond that the server stops reading until one finishes (over stdio the client's writes then
         block). ``max_batch_size`` (default 100): messages in one JSON-RPC batch (2025-03-26); longer ones are
-        refused whole with -32600."""
-        connection = ServerConnection(
-            self, stream, max_requests_in_flight=max_requests_in_flight, max_batch_size=max_batch_size
-        )
-        self.connections.add(connection)
-        try:
-            await connection.run()
-        finally:
-            self.connections.discard(connection)
+        refused whole with -32600. The connection belongs to the run in progress (``running``), if any; else it is
+        a run of its own, and the lifespan is entered for it."""
+        async with self.running() as state:
+            connection = ServerConnection(
+                self,
+                stream,
+                max_requests_in_flight=max_requests_in_flight,
+                max_batch_size=max_batch_size,
+                middleware=self.middleware_stack,
+                lifespan_state=state,
+            )
+            self.connections.add(connection)
+            try:
+                await connection.run()
+            finally:
+                self.connections.discard(connection)
 
     async def serve_stdio(
         self,
@@ -92,8 +139,9 @@ class Server(Registry):
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     ) -> None:
         """Serve one client over this process's stdin/stdout. The limits: see ``serve_stream``;
-        ``max_frame_bytes`` (default 256 MiB): the longest line read, longer ones are answered -32600."""
-        async with stdio_server_stream(max_frame_bytes=max_frame_bytes) as stream:
+        ``max_frame_bytes`` (default 256 MiB): the longest line read, longer ones are answered -32600. The lifespan
+        is entered before stdin is read."""
+        async with self.running(), stdio_server_stream(max_frame_bytes=max_frame_bytes) as stream:
             await self.serve_stream(
                 stream, max_requests_in_flight=max_requests_in_flight, max_batch_size=max_batch_size
             )
@@ -111,7 +159,10 @@ class Server(Registry):
             "max_requests_in_flight": options.get("max_requests_in_flight", DEFAULT_MAX_REQUESTS_IN_FLIGHT),
             "max_batch_size": options.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE),
         }
-        await run_http(functools.partial(self.serve_stream, **limits), host, port, task_status=task_status, **options)
+        async with self.running():  # before the port is bound: one lifespan for every session, joined by each
+            await run_http(
+                functools.partial(self.serve_stream, **limits), host, port, task_status=task_status, **options
+            )
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Blocking form of ``serve_http``."""
