@@ -290,3 +290,95 @@ def test_a_directory_that_cannot_be_created_exits_2_and_writes_nothing(tmp_path:
     assert f"error: cannot write the project to {tmp_path / where}: " in result.stderr
     assert "Traceback" not in result.output
     assert snapshot_tree(tmp_path) == before
+
+
+# -- main(): --log-level, --allowed-host, the announced URL -------------------------------------------------------
+
+
+def _scaffolded_server(tmp_path: Path, transport: str) -> tuple[list[str], dict[str, str]]:
+    """(the command that runs the scaffolded server, its environment) for a minimal project of `transport`."""
+    project = tmp_path / "weather"
+    assert run(NAME, "--dir", project, "--template", "minimal", "--transport", transport).exit_code == 0
+    return [sys.executable, "-m", "weather.server"], {**os.environ, "PYTHONPATH": str(project / "src")}
+
+
+def _first_lines(process: subprocess.Popen[str], until: str, timeout: float = 30) -> list[str]:
+    """The lines of the process's stderr up to the first that contains `until`, read by a thread so that the wait
+    is bounded."""
+    import queue
+    import threading
+
+    lines: queue.Queue[str] = queue.Queue()
+    stream = process.stderr
+    assert stream is not None
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    seen = [lines.get(timeout=timeout)]
+    while until not in seen[-1]:
+        seen.append(lines.get(timeout=timeout))
+    return seen
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http", "both"])
+def test_the_scaffolded_main_takes_log_level_and_for_http_allowed_host(tmp_path: Path, transport: str) -> None:
+    command, env = _scaffolded_server(tmp_path, transport)
+    completed = subprocess.run([*command, "--help"], env=env, capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    assert "--log-level {debug,info,warning,error,critical}" in completed.stdout
+    assert ("--allowed-host NAME" in completed.stdout) is (transport != "stdio")
+    refused = subprocess.run([*command, "--log-level", "loud"], env=env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "invalid choice: 'loud'" in refused.stderr
+    readme = (tmp_path / "weather" / "README.md").read_text()
+    assert "`--log-level debug`" in readme
+    assert ("--host 0.0.0.0 --allowed-host weather.example.com" in readme) is (transport != "stdio")
+
+
+def test_the_scaffolded_server_announces_its_url_and_follows_allowed_hosts(tmp_path: Path) -> None:
+    import re  # (this section is appended: its imports are local)
+
+    import httpx2
+
+    command, env = _scaffolded_server(tmp_path, "http")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+    # Every interface, no --allowed-host: a warning that names the flag, then the URL with the real port.
+    process = subprocess.Popen(
+        [*command, "--host", "0.0.0.0", "--port", "0"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        warning, announced = _first_lines(process, "mcpgen: serving MCP on")
+    finally:
+        _stop(process)
+    assert warning.startswith("mcpgen: warning: listening on 0.0.0.0 (every interface)")
+    assert "pass --allowed-host NAME (repeatable)" in warning
+    assert re.fullmatch(r"mcpgen: serving MCP on http://0\.0\.0\.0:[1-9]\d*/mcp\n", announced), announced
+
+    # With --allowed-host, a request for that name is served; another name is still refused.
+    args = ["--host", "0.0.0.0", "--port", "0", "--allowed-host", "weather.example.test", "--log-level", "debug"]
+    process = subprocess.Popen([*command, *args], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        *logged, announced = _first_lines(process, "mcpgen: serving MCP on")
+        assert any(" DEBUG " in line for line in logged)  # --log-level debug: asyncio's "Using selector" line
+        port = announced.strip().rsplit(":", 1)[1].removesuffix("/mcp")
+        url = f"http://127.0.0.1:{port}/mcp"
+        with httpx2.Client(timeout=30) as http:
+            named = http.post(url, json=initialize, headers={**headers, "host": f"weather.example.test:{port}"})
+            other = http.post(url, json=initialize, headers={**headers, "host": f"elsewhere.test:{port}"})
+    finally:
+        _stop(process)
+    assert named.status_code == 200, named.text
+    assert other.status_code == 403 and "elsewhere.test" in other.text

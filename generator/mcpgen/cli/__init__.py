@@ -2,7 +2,8 @@
 
 Holds: this module, the group `main` (the console script `mcpgen = "mcpgen.cli:main"`, and `python -m mcpgen.cli`
 through __main__.py) with the bindings commands `generate`, `ir` and `versions`; one module per other command,
-named after it: `new`, `diff`, `render`, `spec` (the `spec fetch` group), `client_from_server`.
+named after it: `new`, `diff`, `render`, `spec` (the `spec fetch` group), `client_from_server`, `dev`,
+`client_config`.
 May import: everything below it (features/, pipeline/, the foundation). Nothing imports cli/. The command modules
 never import this one (it imports them to register them), so registering a command cannot become an import cycle.
 Exit codes: 0 ok, 1 drift (`generate --check`), 2 bad input with one `error:` line per problem and nothing written.
@@ -28,7 +29,7 @@ from ..pipeline.generate import GenerationRequest, build_version, generate_files
 from ..pipeline.output import OutputError, diff_tree, write_tree
 from ..pipeline.render import TemplateRenderError
 from ..pipeline.spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, read_manifest
-from . import client_from_server, diff, new, render, spec
+from . import client_config, client_from_server, dev, diff, new, render, spec
 
 EXIT_OK, EXIT_DRIFT, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -161,3 +162,5 @@ main.add_command(spec.spec)
 main.add_command(diff.diff)
 main.add_command(render.render)
 main.add_command(client_from_server.client_from_server)
+main.add_command(dev.dev)
+main.add_command(client_config.client_config)

@@ -13,20 +13,24 @@ those then join) and the middleware (``middleware``) each connection runs around
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 import anyio
 
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
 from ..transports.stdio import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
+from . import run_options
 from .connection import ServerConnection
 from .lifespan import Lifespan, LifespanRunner, StateT
 from .middleware import Middleware
 from .registry import Registry
+from .run_options import DEFAULT_LOG_LEVEL
+
+if TYPE_CHECKING:
+    from .asgi import MCPApp
 
 __all__ = ["Server"]
 
@@ -164,12 +168,26 @@ class Server(Registry, Generic[StateT]):
                 functools.partial(self.serve_stream, **limits), host, port, task_status=task_status, **options
             )
 
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-        """Blocking form of ``serve_http``."""
-        anyio.run(functools.partial(self.serve_http, host, port, **options))
+    def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        log_level: str | int | None = DEFAULT_LOG_LEVEL,
+        **options: Any,
+    ) -> None:
+        """Blocking form of ``serve_http``: configures logging (stderr, ``log_level``), prints the URL it listens on,
+        and lets the allowed Host/Origin list follow ``host`` (see ``run_options.http_options``)."""
+        run_options.run_http(self, host, port, log_level=log_level, **options)
 
-    def run_stdio(self, **options: Any) -> None:
-        """Serve one client over this process's stdin/stdout (logs go to stderr; stdout carries only protocol).
-        ``options``: the limits of ``serve_stdio``."""
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-        anyio.run(functools.partial(self.serve_stdio, **options))
+    def run_stdio(self, *, log_level: str | int | None = DEFAULT_LOG_LEVEL, **options: Any) -> None:
+        """Serve one client over this process's stdin/stdout (logs go to stderr at ``log_level``; stdout carries only
+        protocol). ``options``: the limits of ``serve_stdio``."""
+        run_options.run_stdio(self, log_level=log_level, **options)
+
+    def asgi_app(self, **options: Any) -> MCPApp:
+        """This server as an ASGI app to route or mount in a Starlette/FastAPI app (see ``asgi.mount_mcp``, which
+        also runs it inside the app's lifespan); ``options`` as for ``serve_http``."""
+        from .asgi import MCPApp  # only mounted servers need starlette
+
+        return MCPApp(self, **options)

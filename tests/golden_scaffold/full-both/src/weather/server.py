@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from mcpgen_runtime import Context, Server
 from mcpgen_runtime.server import CapabilityError
+from mcpgen_runtime.server.run_options import LOG_LEVEL_NAMES
 from pydantic import BaseModel, Field
 
 server = Server("weather", version="0.1.0", title="Weather")
@@ -99,11 +100,31 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="HTTP: the port (default: 8000)")
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="HTTP: also accept requests for this host name (repeatable); needed with --host 0.0.0.0",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVEL_NAMES,
+        default="info",
+        help="what the server logs, on stderr (default: info)",
+    )
     args = parser.parse_args(argv)
     if args.transport == "http":
-        server.run_http(args.host, args.port)  # http://HOST:PORT/mcp
+        server.run_http(
+            args.host,
+            args.port,
+            log_level=args.log_level,
+            # The Host check accepts local names, --host and each --allowed-host; a warning names the flag if needed.
+            allowed_hosts=args.allowed_host,
+            allowed_hosts_flag="--allowed-host",
+        )  # prints "mcpgen: serving MCP on http://HOST:PORT/mcp" on stderr
     else:
-        server.run_stdio()
+        server.run_stdio(log_level=args.log_level)  # stdout carries the protocol, logs go to stderr
 
 
 if __name__ == "__main__":

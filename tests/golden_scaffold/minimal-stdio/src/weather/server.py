@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Sequence
 
 from mcpgen_runtime import Server
+from mcpgen_runtime.server.run_options import LOG_LEVEL_NAMES
 
 server = Server("weather", version="0.1.0", title="Weather")
 
@@ -65,8 +66,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="stdio",
         help="how clients connect (default: stdio)",
     )
-    parser.parse_args(argv)  # --help, and refusing unknown options
-    server.run_stdio()
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVEL_NAMES,
+        default="info",
+        help="what the server logs, on stderr (default: info)",
+    )
+    args = parser.parse_args(argv)
+    server.run_stdio(log_level=args.log_level)  # stdout carries the protocol, logs go to stderr
 
 
 if __name__ == "__main__":

@@ -1,0 +1,186 @@
+"""How a server process runs: Python logging (on stderr), the URL it announces, and which Host names it accepts.
+
+Where it sits: in the ``server`` layer, under ``server.Server`` (whose ``run_http`` / ``run_stdio`` are meant to
+delegate to ``run_http`` / ``run_stdio`` here) and under ``runner`` (``python -m mcpgen_runtime.server.runner``,
+which ``mcpgen dev`` starts). It imports only the standard library and anyio, so that a stdio server does not import
+starlette or uvicorn; the server it runs is anything with ``serve_http`` and ``serve_stdio`` (``Servable``), which
+keeps ``server.server`` free to import this module without an import cycle.
+
+The Host check (DNS-rebinding protection, in ``transports.http_server``) accepts only local names by default. A
+server bound to one address (``--host 192.168.1.20``) also accepts that address; one bound to every interface
+(``0.0.0.0``, ``::``) cannot know the names clients will use, so it accepts the local ones plus those it is given
+(``allowed_hosts``, the scaffold's ``--allowed-host``) and warns, naming the flag, when it was given none.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+from collections.abc import Iterable
+from typing import Any, Final, Protocol, TextIO
+
+import anyio
+
+__all__ = [
+    "DEFAULT_LOG_LEVEL",
+    "LOCAL_HOSTS",
+    "LOG_FORMAT",
+    "LOG_LEVEL_NAMES",
+    "WILDCARD_HOSTS",
+    "Announcer",
+    "Servable",
+    "allowed_hosts_for",
+    "announce",
+    "configure_logging",
+    "http_options",
+    "run_http",
+    "run_stdio",
+    "wildcard_warning",
+]
+
+LOG_LEVEL_NAMES: Final = ("debug", "info", "warning", "error", "critical")
+DEFAULT_LOG_LEVEL: Final = "info"
+LOG_FORMAT: Final = "%(asctime)s %(name)s %(levelname)s %(message)s"
+# As transports.http_server.LOCAL_HOSTS, which is not imported: that module needs starlette (a test keeps them equal).
+LOCAL_HOSTS: Final = ("localhost", "127.0.0.1", "::1")
+WILDCARD_HOSTS: Final = frozenset({"", "0.0.0.0", "::", "[::]"})
+DEFAULT_PATH: Final = "/mcp"  # StreamableHTTPApp's default
+
+
+class Servable(Protocol):
+    """What ``run_http`` and ``run_stdio`` run: ``server.Server``."""
+
+    # `*args: Any, **kwargs: Any`: any signature (Server's has named limits), called as below.
+    async def serve_http(self, *args: Any, **kwargs: Any) -> None: ...
+
+    async def serve_stdio(self, *args: Any, **kwargs: Any) -> None: ...
+
+
+_handler_marker = "_mcpgen_run_options"  # marks the handler configure_logging installed, so a second call replaces it
+
+
+def _level_number(level: str | int) -> int:
+    if isinstance(level, bool):  # an int, but never a level
+        raise ValueError(f"invalid log level {level!r}")
+    if isinstance(level, int):
+        return level
+    name = level.strip().lower()
+    if name not in LOG_LEVEL_NAMES:
+        raise ValueError(f"invalid log level {level!r}; choose one of: {', '.join(LOG_LEVEL_NAMES)}")
+    number: int = logging.getLevelNamesMapping()[name.upper()]
+    return number
+
+
+def configure_logging(level: str | int | None = DEFAULT_LOG_LEVEL, *, stream: TextIO | None = None) -> None:
+    """Python logging for this server process: records of ``level`` and above (a name of ``LOG_LEVEL_NAMES`` in any
+    case, or a number) go to ``stream`` (default: stderr, since over stdio stdout carries only the protocol).
+
+    ``None`` leaves logging as it is. Logging configured elsewhere first (a root handler that is not ours) keeps its
+    handlers: only the root level is set. Calling it again replaces what the previous call set up. uvicorn's own
+    loggers are not touched (``transports.http_uvicorn`` runs it at "warning"). A bad name raises ``ValueError``.
+    """
+    if level is None:
+        return
+    number = _level_number(level)
+    root = logging.getLogger()
+    ours = [handler for handler in root.handlers if getattr(handler, _handler_marker, False)]
+    for handler in ours:
+        root.removeHandler(handler)
+    if not root.handlers:
+        handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        setattr(handler, _handler_marker, True)
+        root.addHandler(handler)
+    root.setLevel(number)
+
+
+def announce(url: str, *, file: TextIO | None = None) -> None:
+    """One line on stderr (or ``file``) saying where the server listens, e.g.
+    ``mcpgen: serving MCP on http://127.0.0.1:8000/mcp``."""
+    print(f"mcpgen: serving MCP on {url}", file=file if file is not None else sys.stderr, flush=True)
+
+
+class Announcer:
+    """A ``task_status`` for ``Server.serve_http``: when the socket listens, ``announce`` its URL (the real port,
+    also for port 0) with the endpoint's ``path``."""
+
+    def __init__(self, path: str = DEFAULT_PATH, *, file: TextIO | None = None) -> None:
+        self.path = path
+        self.file = file
+        self.url: str | None = None
+
+    def started(self, value: Any = None) -> None:
+        self.url = f"{value}{self.path}"
+        announce(self.url, file=self.file)
+
+
+def _host_name(host: str) -> str:
+    return host.strip().strip("[]").lower()
+
+
+def allowed_hosts_for(host: str, allowed_hosts: Iterable[str] | None = None) -> list[str]:
+    """The Host names a server bound to ``host`` accepts: the local names, ``host`` itself unless it is a wildcard
+    (every interface), and ``allowed_hosts`` (``"*"`` among them turns the check off)."""
+    names = list(LOCAL_HOSTS)
+    extra = [] if host in WILDCARD_HOSTS else [host]
+    for name in (*extra, *(allowed_hosts or ())):
+        if _host_name(name) and _host_name(name) not in names:
+            names.append(_host_name(name))
+    return names
+
+
+def wildcard_warning(host: str, allowed_hosts: Iterable[str] | None, flag: str | None = None) -> str | None:
+    """The warning for a wildcard bind without any allowed host (every remote request would be refused), naming
+    the command-line ``flag`` that fixes it (e.g. ``"--allowed-host"``; None: the ``allowed_hosts`` argument);
+    None when there is nothing to warn about."""
+    if host not in WILDCARD_HOSTS or any(_host_name(name) for name in allowed_hosts or ()):
+        return None
+    if flag is None:
+        fix, off = "allowed_hosts=[NAME, ...] with each name or address", "allowed_hosts=['*']"
+    else:
+        fix, off = f"{flag} NAME (repeatable) for each name or address", f"{flag} '*'"
+    return (
+        f"mcpgen: warning: listening on {host or 'every interface'} (every interface), but only requests with Host "
+        f"localhost, 127.0.0.1 or ::1 are accepted; pass {fix} clients use to reach this machine, or {off} to turn "
+        "the Host and Origin checks off behind a proxy that checks them"
+    )
+
+
+def http_options(
+    host: str, options: dict[str, Any], *, allowed_hosts_flag: str | None = None, file: TextIO | None = None
+) -> dict[str, Any]:
+    """``options`` for ``Server.serve_http``, completed: ``allowed_hosts`` follows ``host`` (``allowed_hosts_for``),
+    and ``task_status`` announces the URL unless one was given. Prints the wildcard warning (naming
+    ``allowed_hosts_flag``, see ``wildcard_warning``) to stderr (or ``file``) when there is one."""
+    given = options.get("allowed_hosts")
+    warning = wildcard_warning(host, given, allowed_hosts_flag)
+    if warning is not None:
+        print(warning, file=file if file is not None else sys.stderr, flush=True)
+    completed = {**options, "allowed_hosts": allowed_hosts_for(host, given)}
+    completed.setdefault("task_status", Announcer(options.get("path", DEFAULT_PATH), file=file))
+    return completed
+
+
+def run_http(
+    server: Servable,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    log_level: str | int | None = DEFAULT_LOG_LEVEL,
+    allowed_hosts_flag: str | None = None,
+    **options: Any,
+) -> None:
+    """What ``Server.run_http`` does: configure logging, serve ``server`` over streamable HTTP until interrupted,
+    announcing its URL on stderr; ``allowed_hosts`` follows ``host`` (see ``http_options``; a command line passes
+    the name of its option as ``allowed_hosts_flag``, for the warning). ``options``: those of ``Server.serve_http``.
+    """
+    configure_logging(log_level)
+    completed = http_options(host, options, allowed_hosts_flag=allowed_hosts_flag)
+    anyio.run(functools.partial(server.serve_http, host, port, **completed))
+
+
+def run_stdio(server: Servable, *, log_level: str | int | None = DEFAULT_LOG_LEVEL, **options: Any) -> None:
+    """What ``Server.run_stdio`` does: configure logging (on stderr), serve one client over stdin/stdout."""
+    configure_logging(log_level)
+    anyio.run(functools.partial(server.serve_stdio, **options))

@@ -1,0 +1,212 @@
+"""Run a server from a file or a module: ``python -m mcpgen_runtime.server.runner TARGET [options]``.
+
+Where it sits: the top of the ``server`` layer (it imports ``server.Server`` and ``run_options``; nothing in the
+runtime imports it). ``mcpgen dev`` starts it as its child process, once per reload; a desktop client's config can
+start it too (``mcpgen client-config``). TARGET is ``path/to/server.py`` or a module ``package.server`` (found from
+the current directory), either with ``:NAME`` for the ``Server`` object; without it, the module's ``server`` or its
+only ``Server``. The file is imported as a module, not run as ``__main__``, so its own ``main()`` does not run.
+
+Bad input (no such file or module, no ``Server`` in it, a port that cannot be bound) is one ``error:`` line on stderr
+and exit code 2; an exception raised by the server's own code while it is imported shows its traceback first, since
+that is what its author needs. Ctrl-C (SIGINT) stops the server cleanly with exit code 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import importlib
+import importlib.util
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Final
+
+from .run_options import DEFAULT_LOG_LEVEL, LOG_LEVEL_NAMES, run_http, run_stdio
+from .server import Server
+
+__all__ = ["LoadError", "load_server", "main", "split_target"]
+
+EXIT_BAD_INPUT: Final = 2
+PARENT_POLL_INTERVAL: Final = 0.5
+_BIND_ERRORS: Final = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES})
+
+
+class LoadError(Exception):
+    """TARGET does not name a server; the message says why."""
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    """(file or module, attribute name or None) of ``path/server.py:NAME``, ``package.server:NAME`` and the forms
+    without ``:NAME``. A colon followed by something that is not an identifier is part of the path (``C:\\x.py``)."""
+    where, colon, name = target.rpartition(":")
+    if colon and where and name.isidentifier():
+        return where, name
+    return target, None
+
+
+def is_file_target(where: str) -> bool:
+    """Whether the first half of a target is a file path (else a dotted module name)."""
+    return where.endswith(".py") or "/" in where or os.sep in where
+
+
+def _import_file(path: Path) -> ModuleType:
+    # Its directory first on sys.path, as `python path/server.py` would have it, so that its sibling imports work.
+    sys.path.insert(0, str(path.parent))
+    name = path.stem if path.stem.isidentifier() and path.stem not in sys.modules else "_mcpgen_server_target"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise LoadError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses, pickling and pydantic look modules up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _import_module(name: str) -> ModuleType:
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise LoadError(f"{name!r} is neither a .py file nor a module name (package.module[:NAME])")
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)  # imports the parent packages, as the import itself would
+    except ModuleNotFoundError:
+        spec = None
+    if spec is None:
+        raise LoadError(f"no module named {name!r} (looked from {os.getcwd()} and sys.path)")
+    return importlib.import_module(name)
+
+
+def _pick(module: ModuleType, target: str, name: str | None) -> Server:
+    if name is not None:
+        if not hasattr(module, name):
+            raise LoadError(f"{target}: the module has no attribute {name!r}")
+        found = getattr(module, name)
+        if not isinstance(found, Server):
+            raise LoadError(f"{target}:{name} is of type {type(found).__name__}, not an mcpgen_runtime Server")
+        return found
+    default = getattr(module, "server", None)
+    if isinstance(default, Server):
+        return default
+    servers = sorted(key for key, value in vars(module).items() if isinstance(value, Server))
+    if len(servers) == 1:
+        found = getattr(module, servers[0])
+        assert isinstance(found, Server)
+        return found
+    if not servers:
+        raise LoadError(f"{target} defines no mcpgen_runtime Server; name the object with {target}:NAME")
+    raise LoadError(f"{target} defines several Servers ({', '.join(servers)}); choose one with {target}:NAME")
+
+
+def load_server(target: str) -> Server:
+    """Import TARGET (see the module docstring) and return its ``Server``. Raises ``LoadError`` for bad input;
+    whatever the module raises while it is imported propagates."""
+    where, name = split_target(target)
+    if is_file_target(where):
+        path = Path(where)
+        if not path.is_file():
+            raise LoadError(f"{where}: no such file")
+        module = _import_file(path.resolve())
+    else:
+        module = _import_module(where)
+    return _pick(module, where, name)
+
+
+def _exit_with_parent(pid: int) -> None:
+    """Interrupt this process (as Ctrl-C would) once process ``pid`` is no longer its parent: a supervisor that is
+    killed outright (``mcpgen dev`` on SIGKILL) leaves no server behind holding its port."""
+
+    def watch() -> None:
+        while os.getppid() == pid:
+            time.sleep(PARENT_POLL_INTERVAL)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=watch, name="mcpgen-parent-watch", daemon=True).start()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m mcpgen_runtime.server.runner",
+        description="Run the mcpgen_runtime Server of a file or module.",
+    )
+    parser.add_argument("target", metavar="TARGET", help="path/to/server.py[:NAME] or package.module[:NAME]")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="(default: stdio)")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP: the port, 0 for a free one (default: 8000)")
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="HTTP: also accept this Host name (repeatable; '*' turns the Host/Origin checks off)",
+    )
+    parser.add_argument(
+        "--log-level", choices=LOG_LEVEL_NAMES, default=DEFAULT_LOG_LEVEL, help=f"(default: {DEFAULT_LOG_LEVEL})"
+    )
+    parser.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)  # set by `mcpgen dev`
+    return parser
+
+
+def _print_user_traceback(error: BaseException) -> None:
+    """The traceback of an exception the server's module raised, without this module's and importlib's frames."""
+    summary = traceback.TracebackException.from_exception(error)
+    frames = [frame for frame in summary.stack if frame.filename != __file__ and not frame.filename.startswith("<")]
+    summary.stack = traceback.StackSummary.from_list(frames)
+    print("".join(summary.format()), end="", file=sys.stderr, flush=True)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    return EXIT_BAD_INPUT
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """The command; returns its exit code."""
+    args = _parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        return _fail(f"--port {args.port}: not a port number (0 to 65535)")
+    if args.parent_pid is not None:
+        # A supervised server obeys SIGINT even when started with it ignored (a background job of a shell).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _exit_with_parent(args.parent_pid)
+    try:
+        try:
+            server = load_server(args.target)
+        except LoadError as error:
+            return _fail(str(error))
+        except Exception as error:  # the server's own code failed while it was imported: show where
+            _print_user_traceback(error)
+            return _fail(f"cannot load {args.target}: {type(error).__name__}: {error}")
+        if args.transport == "stdio":
+            run_stdio(server, log_level=args.log_level)
+        else:
+            try:
+                run_http(
+                    server,
+                    args.host,
+                    args.port,
+                    log_level=args.log_level,
+                    allowed_hosts_flag="--allowed-host",
+                    allowed_hosts=args.allowed_host or None,
+                )
+            except OSError as error:  # from binding the socket: the address is bad input
+                if not isinstance(error, socket.gaierror) and error.errno not in _BIND_ERRORS:
+                    raise
+                return _fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
+    except KeyboardInterrupt:
+        pass  # Ctrl-C, or the parent went away: uvicorn has shut down already
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    sys.exit(run(argv))
+
+
+if __name__ == "__main__":
+    main()
