@@ -18,6 +18,9 @@ from mcp_bindings import v2025_06_18 as mcp
 from mcp_bindings.v2025_06_18.client import ClientHandlers, ClientStub
 from mcpgen_runtime import Client
 from mcpgen_runtime.client import ClientContext
+from mcpgen_runtime.testing import connect_in_memory
+
+from weather.server import server
 
 pytestmark = pytest.mark.anyio
 
@@ -62,6 +65,23 @@ class DesktopClient(ClientHandlers[ClientContext]):
 
     async def elicit(self, params: mcp.ElicitRequestParams, context: ClientContext) -> mcp.ElicitResult:
         return mcp.ElicitResult(action="accept", content={"confirm": True})
+
+
+async def test_in_memory_without_a_process() -> None:
+    # The server object itself, connected over memory streams: the whole protocol, its lifespan and middleware, no
+    # process to start. Quick to write and to debug; the tests below use the real transports.
+    with anyio.fail_after(TIMEOUT):
+        async with connect_in_memory(server, version=PROTOCOL_VERSION) as client:
+            api = client.stub(ClientStub)
+            assert text_of(await call(api, "get_forecast", city="Rome")).startswith("Day 1: ")
+
+
+async def test_a_booking_lands_in_the_lifespan_state() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect_in_memory(server, version=PROTOCOL_VERSION, handlers=DesktopClient()) as client:
+            api = client.stub(ClientStub)
+            assert text_of(await call(api, "book_trip", city="Oslo")) == "Booked a trip to Oslo."
+            assert server.lifespan_state.cities == ["Oslo"]  # what the lifespan yields, shared by every handler
 
 
 async def test_lists_every_example(connect: Connect) -> None:

@@ -20,6 +20,9 @@ import pytest
 from mcp_bindings import v2025_06_18 as mcp
 from mcp_bindings.v2025_06_18.client import ClientStub
 from mcpgen_runtime import Client
+from mcpgen_runtime.testing import connect_in_memory
+
+from weather.server import server
 
 pytestmark = pytest.mark.anyio
 
@@ -89,6 +92,15 @@ def text_of(result: mcp.CallToolResult) -> str:
 
 async def call(api: ClientStub, tool: str, **arguments: Any) -> mcp.CallToolResult:
     return await api.call_tool(mcp.CallToolRequestParams(name=tool, arguments=arguments))
+
+
+async def test_in_memory_without_a_process() -> None:
+    # The server object itself, connected over memory streams: the whole protocol, its lifespan and middleware, no
+    # process to start. Quick to write and to debug; the tests below use the real transports.
+    with anyio.fail_after(TIMEOUT):
+        async with connect_in_memory(server, version=PROTOCOL_VERSION) as client:
+            api = client.stub(ClientStub)
+            assert text_of(await call(api, "get_forecast", city="Rome")).startswith("Day 1: ")
 
 
 async def test_lists_every_example(connect: Connect) -> None:

@@ -9,12 +9,31 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from mcpgen_runtime import Context, Server
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from mcpgen_runtime import Accepted, Context, Server
 from mcpgen_runtime.server import CapabilityError
 from mcpgen_runtime.server.run_options import LOG_LEVEL_NAMES
 from pydantic import BaseModel, Field
 
-server = Server("weather", version="0.1.0", title="Weather")
+
+@dataclass
+class Bookings:
+    """What every handler shares for as long as the server runs (a database pool in a real server)."""
+
+    cities: list[str] = field(default_factory=list)
+
+
+@asynccontextmanager
+async def lifespan(_server: Server[Bookings]) -> AsyncIterator[Bookings]:
+    # Entered once before the first client is served, left when the server stops: open and close shared resources here.
+    bookings = Bookings()
+    yield bookings
+
+
+server = Server("weather", version="0.1.0", title="Weather", lifespan=lifespan)
 
 CITIES = ("Amsterdam", "Berlin", "Lisbon", "Oslo", "Paris", "Rome", "Tokyo")
 CONDITIONS = ("sunny", "cloudy", "rainy", "windy", "snowy")
@@ -76,16 +95,20 @@ class Confirmation(BaseModel):
 
 
 @server.tool()
-async def book_trip(city: str, ctx: Context) -> str:
+async def book_trip(city: str, ctx: Context[Bookings]) -> str:
     """Book a trip to a city, after asking the user to confirm."""
     try:
-        answer = await ctx.elicit(f"Book a trip to {city}?", Confirmation)
+        # Typed elicitation: the model's fields are the form, the answer comes back validated into the model.
+        answer = await ctx.elicit(f"Book a trip to {city}?", schema=Confirmation)
     except CapabilityError:
         # Clients without elicitation (or older protocol versions) cannot ask the user: say so, book nothing.
         return f"Cannot ask for confirmation: this client does not support elicitation. Nothing was booked for {city}."
-    if answer.action == "accept" and answer.content and answer.content.get("confirm") is True:
-        return f"Booked a trip to {city}."
-    return f"Not booked: the user did not confirm the trip to {city} ({answer.action})."
+    match answer:
+        case Accepted(data=Confirmation(confirm=True)):
+            ctx.lifespan_state.cities.append(city)  # the state the lifespan opened, typed as Bookings
+            return f"Booked a trip to {city}."
+        case _:
+            return f"Not booked: the user did not confirm the trip to {city} ({answer.action})."
 
 
 def main(argv: Sequence[str] | None = None) -> None:
