@@ -71,6 +71,37 @@ def test_strict_types_and_explicit_null_for_optional_non_nullable_properties() -
     assert task.model_dump()["ttl"] is None
 
 
+def test_constructor_takes_none_as_absent_for_optional_non_nullable_properties() -> None:
+    # Type checkers see `dict[str, str] | None`; the constructor agrees: None means "absent", by either name.
+    params = v11.GetPromptRequestParams(name="p", arguments=None)
+    assert params.arguments is None and params.model_fields_set == {"name"}
+    assert params.model_dump() == {"name": "p"} and params.model_dump_json() == '{"name":"p"}'
+    resource = v11.Resource(uri="file:///a", name="a", mime_type=None, mimeType=None, _meta=None, title="A")
+    assert resource.model_dump() == {"uri": "file:///a", "name": "a", "title": "A"}
+    # Constant-carrying models too, and values that are not None are kept.
+    text = v6.TextContent(text="hi", annotations=None, meta={"k": 1})
+    assert text.model_dump() == {"type": "text", "text": "hi", "_meta": {"k": 1}}
+    assert base.MCPModel.OMITTABLE_FIELDS == frozenset()
+    assert {"arguments", "_meta", "meta"} <= v11.GetPromptRequestParams.OMITTABLE_FIELDS
+
+
+def test_validating_json_still_rejects_null_for_optional_non_nullable_properties() -> None:
+    with pytest.raises(ValidationError):
+        v11.GetPromptRequestParams.model_validate({"name": "p", "arguments": None})
+    with pytest.raises(ValidationError):
+        v11.GetPromptRequestParams.model_validate_json('{"name": "p", "arguments": null}')
+    with pytest.raises(ValidationError):
+        v11.GetPromptRequest.model_validate(
+            {"method": "prompts/get", "params": {"name": "p", "arguments": None}, "jsonrpc": "2.0", "id": 1}
+        )
+    # A None inside a nested dict given to the constructor is JSON input, validated as such.
+    with pytest.raises(ValidationError):
+        v11.GetPromptRequest(params={"name": "p", "arguments": None}, id=1)  # type: ignore[arg-type]
+    # A nullable property keeps an explicit None in both directions.
+    task = v11.Task(task_id="t", status="working", created_at="x", last_updated_at="x", ttl=None)
+    assert task.model_dump()["ttl"] is None
+
+
 def test_constant_properties_default_and_are_dumped() -> None:
     text = v6.TextContent(text="hi")
     assert text.model_dump() == {"type": "text", "text": "hi"}

@@ -574,6 +574,7 @@ else:
 class Annotations(_base.MCPModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "lastModified", "last_modified", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended audience of this object or data is.
 
@@ -597,6 +598,7 @@ class AudioContent(_base.MCPModelWithConstants):
     """Audio provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "audio"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -610,6 +612,7 @@ class AudioContent(_base.MCPModelWithConstants):
 class BaseMetadata(_base.MCPModel):
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -622,6 +625,7 @@ class BaseMetadata(_base.MCPModel):
 
 
 class BlobResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     blob: str
     """A base64-encoded string representing the binary data of the item."""
@@ -633,6 +637,7 @@ class BlobResourceContents(_base.MCPModel):
 
 class BooleanSchema(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "boolean"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "title"})
     default: _base.Omittable[bool] = None
     description: _base.Omittable[str] = None
     title: _base.Omittable[str] = None
@@ -642,6 +647,7 @@ class BooleanSchema(_base.MCPModelWithConstants):
 class CacheableResult(_base.MCPModel):
     """A result that supports a time-to-live (TTL) hint for client-side caching."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
@@ -687,6 +693,9 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
 class CallToolRequestParams(_base.MCPModel):
     """Parameters for a `tools/call` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"arguments", "inputResponses", "input_responses", "requestState", "request_state"}
+    )
     meta: RequestMetaObject = Field(alias="_meta")
     arguments: _base.Omittable[dict[str, Any]] = None
     """Arguments to use for the tool call."""
@@ -699,6 +708,7 @@ class CallToolRequestParams(_base.MCPModel):
 class CallToolResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `tools/call` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "isError", "is_error", "meta"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     content: list[ContentBlock]
     """A list of content objects that represent the unstructured result of the tool call."""
@@ -758,6 +768,7 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
 class CancelledNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/cancelled` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "reason"})
     meta: _base.Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
     reason: _base.Omittable[str] = None
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
@@ -770,6 +781,9 @@ class CancelledNotificationParams(_base.MCPModel):
 class ClientCapabilities(_base.MCPModel):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"elicitation", "experimental", "extensions", "roots", "sampling"}
+    )
     elicitation: _base.Omittable[ClientCapabilitiesElicitation] = None
     """Present if the client supports elicitation from the server."""
     experimental: _base.Omittable[dict[str, JSONObject]] = None
@@ -790,6 +804,7 @@ class ClientCapabilities(_base.MCPModel):
 class ClientCapabilitiesElicitation(_base.MCPModel):
     """Present if the client supports elicitation from the server."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"form", "url"})
     form: _base.Omittable[JSONObject] = None
     url: _base.Omittable[JSONObject] = None
 
@@ -797,6 +812,7 @@ class ClientCapabilitiesElicitation(_base.MCPModel):
 class ClientCapabilitiesSampling(_base.MCPModel):
     """Present if the client supports sampling from an LLM."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"context", "tools"})
     context: _base.Omittable[JSONObject] = None
     """Whether the client supports context inclusion via `includeContext` parameter.
     If not declared, servers SHOULD only use `includeContext: "none"` (or omit it)."""
@@ -818,6 +834,7 @@ class CompleteRequest(_base.MCPModelWithConstants, _base.Request["CompleteReques
 class CompleteRequestParams(_base.MCPModel):
     """Parameters for a `completion/complete` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"context"})
     meta: RequestMetaObject = Field(alias="_meta")
     argument: CompleteRequestParamsArgument
     """The argument's information"""
@@ -838,6 +855,7 @@ class CompleteRequestParamsArgument(_base.MCPModel):
 class CompleteRequestParamsContext(_base.MCPModel):
     """Additional, optional context for completions"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, str]] = None
     """Previously-resolved variables in a URI template or prompt."""
 
@@ -845,6 +863,7 @@ class CompleteRequestParamsContext(_base.MCPModel):
 class CompleteResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `completion/complete` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     completion: CompleteResultCompletion
     result_type: str = Field(alias="resultType")
@@ -858,6 +877,7 @@ class CompleteResult(_base.MCPModel, _base.Result):
 
 
 class CompleteResultCompletion(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"hasMore", "has_more", "total"})
     has_more: _base.Omittable[bool] = Field(default=None, alias="hasMore")
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
     total: _base.Omittable[int] = None
@@ -889,6 +909,23 @@ class CreateMessageRequest(
 class CreateMessageRequestParams(_base.MCPModel):
     """Parameters for a `sampling/createMessage` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "includeContext",
+            "include_context",
+            "metadata",
+            "modelPreferences",
+            "model_preferences_",
+            "stopSequences",
+            "stop_sequences",
+            "systemPrompt",
+            "system_prompt",
+            "temperature",
+            "toolChoice",
+            "tool_choice",
+            "tools",
+        }
+    )
     include_context: _base.Omittable[Literal["allServers", "none", "thisServer"]] = Field(
         default=None, alias="includeContext"
     )
@@ -925,6 +962,7 @@ class CreateMessageResult(_base.MCPModel, _base.Result):
     The client should inform the user before returning the sampled message, to allow them
     to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "stopReason", "stop_reason"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     content: Union[
         TextContent, ImageContent, AudioContent, ToolUseContent, ToolResultContent, list[SamplingMessageContentBlock]
@@ -961,6 +999,7 @@ class DiscoverRequest(_base.MCPModelWithConstants, _base.Request["RequestParams"
 class DiscoverResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `server/discover` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "instructions", "meta"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
@@ -1025,6 +1064,7 @@ class ElicitRequest(_base.MCPModelWithConstants, _base.Request["ElicitRequestPar
 class ElicitRequestFormParams(_base.MCPModel):
     """The parameters for a request to elicit non-sensitive information from the user via a form in the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mode"})
     message: str
     """The message to present to the user describing what information is being requested."""
     mode: _base.Omittable[Literal["form"]] = None
@@ -1039,6 +1079,7 @@ class ElicitRequestFormParamsRequestedSchema(_base.MCPModelWithConstants):
     Only top-level properties are allowed, without nesting."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"$schema", "required", "schema_"})
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     properties: dict[str, PrimitiveSchemaDefinition]
     required: _base.Omittable[list[str]] = None
@@ -1060,6 +1101,7 @@ class ElicitRequestURLParams(_base.MCPModelWithConstants):
 class ElicitResult(_base.MCPModel, _base.Result):
     """The result returned by the client for an `elicitation/create` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"content"})
     action: Literal["accept", "cancel", "decline"]
     """The user action in response to the elicitation.
     - `"accept"`: User submitted the form/confirmed the action
@@ -1078,6 +1120,7 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     of the LLM and/or the user."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -1108,6 +1151,9 @@ class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequ
 class GetPromptRequestParams(_base.MCPModel):
     """Parameters for a `prompts/get` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"arguments", "inputResponses", "input_responses", "requestState", "request_state"}
+    )
     meta: RequestMetaObject = Field(alias="_meta")
     arguments: _base.Omittable[dict[str, str]] = None
     """Arguments to use for templating the prompt."""
@@ -1120,6 +1166,7 @@ class GetPromptRequestParams(_base.MCPModel):
 class GetPromptResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `prompts/get` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "description", "meta"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     description: _base.Omittable[str] = None
     """An optional description for the prompt."""
@@ -1150,6 +1197,7 @@ class HeaderMismatchError(_base.MCPModelWithConstants):
     status code MUST be `400 Bad Request`."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"id"})
     error: HeaderMismatchErrorError
     id: _base.Omittable[RequestId] = None
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
@@ -1167,6 +1215,7 @@ class HeaderMismatchErrorError(_base.MCPModelWithConstants):
 class Icon(_base.MCPModel):
     """An optionally-sized icon that can be displayed in a user interface."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type", "sizes", "theme"})
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """Optional MIME type override if the source MIME type is missing or generic.
     For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`."""
@@ -1195,6 +1244,7 @@ class Icon(_base.MCPModel):
 class Icons(_base.MCPModel):
     """Base interface to add `icons` property."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"icons"})
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
@@ -1211,6 +1261,7 @@ class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -1224,6 +1275,9 @@ class ImageContent(_base.MCPModelWithConstants):
 class Implementation(_base.MCPModel):
     """Describes the MCP implementation."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"description", "icons", "title", "websiteUrl", "website_url"}
+    )
     description: _base.Omittable[str] = None
     """An optional human-readable description of what this implementation does.
 
@@ -1261,6 +1315,9 @@ class InputRequiredResult(_base.MCPModel, _base.Result):
 
     At least one of `inputRequests` or `requestState` MUST be present."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "inputRequests", "input_requests", "meta", "requestState", "request_state"}
+    )
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     input_requests: _base.Omittable[InputRequests] = Field(default=None, alias="inputRequests")
     request_state: _base.Omittable[str] = Field(default=None, alias="requestState")
@@ -1275,6 +1332,9 @@ class InputRequiredResult(_base.MCPModel, _base.Result):
 
 
 class InputResponseRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"inputResponses", "input_responses", "requestState", "request_state"}
+    )
     meta: RequestMetaObject = Field(alias="_meta")
     input_responses: _base.Omittable[InputResponses] = Field(default=None, alias="inputResponses")
     request_state: _base.Omittable[str] = Field(default=None, alias="requestState")
@@ -1329,6 +1389,7 @@ class JSONRPCErrorResponse(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"id"})
     error: Error
     id: _base.Omittable[RequestId] = None
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
@@ -1338,6 +1399,7 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
@@ -1347,6 +1409,7 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
@@ -1367,6 +1430,9 @@ class LegacyTitledEnumSchema(_base.MCPModelWithConstants):
     This interface will be removed in a future version."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "enumNames", "enum_names", "title"}
+    )
     default: _base.Omittable[str] = None
     description: _base.Omittable[str] = None
     enum: list[str]
@@ -1391,6 +1457,7 @@ class ListPromptsRequest(_base.MCPModelWithConstants, _base.Request["PaginatedRe
 class ListPromptsResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `prompts/list` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
@@ -1451,6 +1518,7 @@ class ListResourceTemplatesRequest(
 class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `resources/templates/list` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
@@ -1509,6 +1577,7 @@ class ListResourcesRequest(_base.MCPModelWithConstants, _base.Request["Paginated
 class ListResourcesResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `resources/list` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
@@ -1566,11 +1635,13 @@ class ListRootsRequest(
 
     METHOD: ClassVar[str] = "roots/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "roots/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["roots/list"] = _base.constant("roots/list")
     params: _base.Omittable[ListRootsRequestParams] = None
 
 
 class ListRootsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
 
 
@@ -1596,6 +1667,7 @@ class ListToolsRequest(_base.MCPModelWithConstants, _base.Request["PaginatedRequ
 class ListToolsResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `tools/list` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
@@ -1653,6 +1725,7 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
 class LoggingMessageNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/message` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "logger", "meta"})
     meta: _base.Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
@@ -1685,6 +1758,7 @@ class MissingRequiredClientCapabilityError(_base.MCPModelWithConstants):
     `400 Bad Request`."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"id"})
     error: MissingRequiredClientCapabilityErrorError
     id: _base.Omittable[RequestId] = None
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
@@ -1709,6 +1783,7 @@ class ModelHint(_base.MCPModel):
     Keys not declared here are currently left unspecified by the spec and are up
     to the client to interpret."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"name"})
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
@@ -1734,6 +1809,17 @@ class ModelPreferences(_base.MCPModel):
     up to the client to decide how to interpret these preferences and how to
     balance them against other considerations."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "costPriority",
+            "cost_priority",
+            "hints",
+            "intelligencePriority",
+            "intelligence_priority",
+            "speedPriority",
+            "speed_priority",
+        }
+    )
     cost_priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="costPriority")
     )
@@ -1763,6 +1849,7 @@ class ModelPreferences(_base.MCPModel):
 
 
 class Notification(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -1770,6 +1857,9 @@ class Notification(_base.MCPModel):
 class NotificationMetaObject(_base.MCPModel):
     """Extends `MetaObject` with additional notification-specific fields. All key naming rules from `MetaObject` apply."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"io.modelcontextprotocol/subscriptionId", "subscription_id"}
+    )
     subscription_id: _base.Omittable[RequestId] = Field(default=None, alias="io.modelcontextprotocol/subscriptionId")
     """Identifies the subscription stream a notification was delivered on. The
     server MUST include this key on every notification delivered via a
@@ -1786,10 +1876,12 @@ class NotificationMetaObject(_base.MCPModel):
 class NotificationParams(_base.MCPModel):
     """Common params for any notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
 
 
 class NumberSchema(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "maximum", "minimum", "title"})
     default: _base.Omittable[Union[int, float]] = None
     description: _base.Omittable[str] = None
     maximum: _base.Omittable[Union[int, float]] = None
@@ -1809,6 +1901,7 @@ class PaginatedRequest(_base.MCPModelWithConstants):
 class PaginatedRequestParams(_base.MCPModel):
     """Common params for paginated requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     meta: RequestMetaObject = Field(alias="_meta")
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
@@ -1816,6 +1909,7 @@ class PaginatedRequestParams(_base.MCPModel):
 
 
 class PaginatedResult(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
@@ -1855,6 +1949,7 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
 class ProgressNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/progress` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "message", "meta", "total"})
     meta: _base.Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
     message: _base.Omittable[str] = None
     """An optional message describing the current progress."""
@@ -1869,6 +1964,9 @@ class ProgressNotificationParams(_base.MCPModel):
 class Prompt(_base.MCPModel):
     """A prompt or prompt template that the server offers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "arguments", "description", "icons", "meta", "title"}
+    )
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     arguments: _base.Omittable[list[PromptArgument]] = None
     """A list of arguments to use for templating the prompt."""
@@ -1898,6 +1996,7 @@ class Prompt(_base.MCPModel):
 class PromptArgument(_base.MCPModel):
     """Describes an argument that a prompt can accept."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"description", "required", "title"})
     description: _base.Omittable[str] = None
     """A human-readable description of the argument."""
     name: str
@@ -1918,6 +2017,7 @@ class PromptListChangedNotification(_base.MCPModelWithConstants, _base.Notificat
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[NotificationParams] = None
@@ -1937,6 +2037,7 @@ class PromptReference(_base.MCPModelWithConstants):
     """Identifies a prompt."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/prompt"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -1965,6 +2066,9 @@ class ReadResourceRequest(
 class ReadResourceRequestParams(_base.MCPModel):
     """Parameters for a `resources/read` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"inputResponses", "input_responses", "requestState", "request_state"}
+    )
     meta: RequestMetaObject = Field(alias="_meta")
     input_responses: _base.Omittable[InputResponses] = Field(default=None, alias="inputResponses")
     request_state: _base.Omittable[str] = Field(default=None, alias="requestState")
@@ -1975,6 +2079,7 @@ class ReadResourceRequestParams(_base.MCPModel):
 class ReadResourceResult(_base.MCPModel, _base.Result):
     """The result returned by the server for a `resources/read` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
@@ -2017,6 +2122,7 @@ class ReadResourceResultResponse(_base.MCPModelWithConstants):
 
 
 class Request(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -2024,6 +2130,16 @@ class Request(_base.MCPModel):
 class RequestMetaObject(_base.MCPModel):
     """Extends `MetaObject` with additional request-specific fields. All key naming rules from `MetaObject` apply."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "client_info",
+            "io.modelcontextprotocol/clientInfo",
+            "io.modelcontextprotocol/logLevel",
+            "log_level",
+            "progressToken",
+            "progress_token",
+        }
+    )
     client_capabilities: ClientCapabilities = Field(alias="io.modelcontextprotocol/clientCapabilities")
     """The client's capabilities for this specific request. Required.
 
@@ -2068,6 +2184,9 @@ class RequestParams(_base.MCPModel):
 class Resource(_base.MCPModel):
     """A known resource that the server is capable of reading."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "icons", "meta", "mimeType", "mime_type", "size", "title"}
+    )
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -2107,6 +2226,7 @@ class Resource(_base.MCPModel):
 class ResourceContents(_base.MCPModel):
     """The contents of a specific resource or sub-resource."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
@@ -2120,6 +2240,9 @@ class ResourceLink(_base.MCPModelWithConstants):
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource_link"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "icons", "meta", "mimeType", "mime_type", "size", "title"}
+    )
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -2164,6 +2287,7 @@ class ResourceListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[NotificationParams] = None
@@ -2180,6 +2304,9 @@ class ResourceRequestParams(_base.MCPModel):
 class ResourceTemplate(_base.MCPModel):
     """A template description for resources available on the server."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "icons", "meta", "mimeType", "mime_type", "title"}
+    )
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -2234,6 +2361,7 @@ class ResourceUpdatedNotification(_base.MCPModelWithConstants, _base.Notificatio
 class ResourceUpdatedNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/resources/updated` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
     uri: str
     """The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to."""
@@ -2242,6 +2370,7 @@ class ResourceUpdatedNotificationParams(_base.MCPModel):
 class Result(_base.MCPModel, _base.Result):
     """Common result fields."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     result_type: str = Field(alias="resultType")
     """Indicates the type of the result, which allows the client to determine
@@ -2256,6 +2385,7 @@ class Result(_base.MCPModel, _base.Result):
 class ResultMetaObject(_base.MCPModel):
     """Extends `MetaObject` with additional result-specific fields. All key naming rules from `MetaObject` apply."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"io.modelcontextprotocol/serverInfo", "server_info"})
     server_info: _base.Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/serverInfo")
     """Identifies the server software producing the response. Servers SHOULD
     include this field on every response unless specifically configured not
@@ -2273,6 +2403,7 @@ class ResultMetaObject(_base.MCPModel):
 class Root(_base.MCPModel):
     """Represents a root directory or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "name"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     name: _base.Omittable[str] = None
     """An optional name for the root. This can be used to provide a human-readable
@@ -2287,6 +2418,7 @@ class Root(_base.MCPModel):
 class SamplingMessage(_base.MCPModel):
     """Describes a message issued to or received from an LLM API."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     content: Union[
         TextContent, ImageContent, AudioContent, ToolUseContent, ToolResultContent, list[SamplingMessageContentBlock]
@@ -2297,6 +2429,9 @@ class SamplingMessage(_base.MCPModel):
 class ServerCapabilities(_base.MCPModel):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"completions", "experimental", "extensions", "logging", "prompts", "resources", "tools"}
+    )
     completions: _base.Omittable[JSONObject] = None
     """Present if the server supports argument autocompletion suggestions."""
     experimental: _base.Omittable[dict[str, JSONObject]] = None
@@ -2321,6 +2456,7 @@ class ServerCapabilities(_base.MCPModel):
 class ServerCapabilitiesPrompts(_base.MCPModel):
     """Present if the server offers any prompt templates."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
@@ -2328,6 +2464,7 @@ class ServerCapabilitiesPrompts(_base.MCPModel):
 class ServerCapabilitiesResources(_base.MCPModel):
     """Present if the server offers any resources to read."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed", "subscribe"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the resource list."""
     subscribe: _base.Omittable[bool] = None
@@ -2337,12 +2474,16 @@ class ServerCapabilitiesResources(_base.MCPModel):
 class ServerCapabilitiesTools(_base.MCPModel):
     """Present if the server offers any tools to call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
 
 class StringSchema(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "format", "maxLength", "max_length", "minLength", "min_length", "title"}
+    )
     default: _base.Omittable[str] = None
     description: _base.Omittable[str] = None
     format: _base.Omittable[Literal["date", "date-time", "email", "uri"]] = None
@@ -2359,6 +2500,18 @@ class SubscriptionFilter(_base.MCPModel):
     Each notification type is **opt-in**; the server **MUST NOT** send
     notification types the client has not explicitly requested here."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "promptsListChanged",
+            "prompts_list_changed",
+            "resourceSubscriptions",
+            "resource_subscriptions",
+            "resourcesListChanged",
+            "resources_list_changed",
+            "toolsListChanged",
+            "tools_list_changed",
+        }
+    )
     prompts_list_changed: _base.Omittable[bool] = Field(default=None, alias="promptsListChanged")
     """If true, receive `notifications/prompts/list_changed`."""
     resource_subscriptions: _base.Omittable[list[str]] = Field(default=None, alias="resourceSubscriptions")
@@ -2396,6 +2549,7 @@ class SubscriptionsAcknowledgedNotification(
 class SubscriptionsAcknowledgedNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/subscriptions/acknowledged` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
     notifications: SubscriptionFilter
     """The subset of requested notification types the server agreed to honor.
@@ -2451,6 +2605,7 @@ class SubscriptionsListenResultMetaObject(_base.MCPModel):
     """Extends `ResultMetaObject` with the subscription-stream identifier carried by a
     `SubscriptionsListenResult`. All key naming rules from `MetaObject` apply."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"io.modelcontextprotocol/serverInfo", "server_info"})
     server_info: _base.Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/serverInfo")
     """Identifies the server software producing the response. Servers SHOULD
     include this field on every response unless specifically configured not
@@ -2485,6 +2640,7 @@ class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
@@ -2494,6 +2650,7 @@ class TextContent(_base.MCPModelWithConstants):
 
 
 class TextResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
@@ -2507,6 +2664,9 @@ class TitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for multiple-selection enumeration with display titles for each option."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "array"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "maxItems", "max_items", "minItems", "min_items", "title"}
+    )
     default: _base.Omittable[list[str]] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2540,6 +2700,7 @@ class TitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for single-selection enumeration with display titles for each option."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "title"})
     default: _base.Omittable[str] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2561,6 +2722,9 @@ class TitledSingleSelectEnumSchemaOneOfItem(_base.MCPModel):
 class Tool(_base.MCPModel):
     """Definition for a tool the client can call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "icons", "meta", "outputSchema", "output_schema", "title"}
+    )
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: _base.Omittable[ToolAnnotations] = None
     """Optional additional tool information.
@@ -2621,6 +2785,19 @@ class ToolAnnotations(_base.MCPModel):
     Clients should never make tool use decisions based on `ToolAnnotations`
     received from untrusted servers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "destructiveHint",
+            "destructive_hint",
+            "idempotentHint",
+            "idempotent_hint",
+            "openWorldHint",
+            "open_world_hint",
+            "readOnlyHint",
+            "read_only_hint",
+            "title",
+        }
+    )
     destructive_hint: _base.Omittable[bool] = Field(default=None, alias="destructiveHint")
     """If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -2653,6 +2830,7 @@ class ToolAnnotations(_base.MCPModel):
 class ToolChoice(_base.MCPModel):
     """Controls tool selection behavior for sampling requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mode"})
     mode: _base.Omittable[Literal["auto", "none", "required"]] = None
     """Controls the tool use ability of the model:
     - `"auto"`: Model decides whether to use tools (default)
@@ -2677,6 +2855,7 @@ class ToolInputSchema(_base.MCPModelWithConstants):
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"$schema", "schema_"})
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     type: Literal["object"] = _base.constant("object")
 
@@ -2686,6 +2865,7 @@ class ToolListChangedNotification(_base.MCPModelWithConstants, _base.Notificatio
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[NotificationParams] = None
@@ -2697,6 +2877,7 @@ class ToolOutputSchema(_base.MCPModel):
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"$schema", "schema_"})
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
 
 
@@ -2704,6 +2885,7 @@ class ToolResultContent(_base.MCPModelWithConstants):
     """The result of a tool use, provided by the user back to the assistant."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "tool_result"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "isError", "is_error", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     """Optional metadata about the tool result. Clients SHOULD preserve this field when
     including tool results in subsequent sampling requests to enable caching optimizations."""
@@ -2733,6 +2915,7 @@ class ToolUseContent(_base.MCPModelWithConstants):
     """A request from the assistant to call a tool."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "tool_use"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
     """Optional metadata about the tool use. Clients SHOULD preserve this field when
     including tool uses in subsequent sampling requests to enable caching optimizations."""
@@ -2754,6 +2937,7 @@ class UnsupportedProtocolVersionError(_base.MCPModelWithConstants):
     `400 Bad Request`."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"id"})
     error: UnsupportedProtocolVersionErrorError
     id: _base.Omittable[RequestId] = None
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
@@ -2779,6 +2963,9 @@ class UntitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for multiple-selection enumeration without display titles for options."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "array"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "maxItems", "max_items", "minItems", "min_items", "title"}
+    )
     default: _base.Omittable[list[str]] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2807,6 +2994,7 @@ class UntitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for single-selection enumeration without display titles for options."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "title"})
     default: _base.Omittable[str] = None
     """Optional default value."""
     description: _base.Omittable[str] = None

@@ -341,10 +341,12 @@ else:
 class Annotated(_base.MCPModel):
     """Base for objects that include optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     annotations: _base.Omittable[AnnotatedAnnotations] = None
 
 
 class AnnotatedAnnotations(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
@@ -358,6 +360,7 @@ class AnnotatedAnnotations(_base.MCPModel):
 
 
 class BlobResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type"})
     blob: str
     """A base64-encoded string representing the binary data of the item."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
@@ -376,6 +379,7 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
 
 
 class CallToolRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, Any]] = None
     name: str
 
@@ -392,6 +396,7 @@ class CallToolResult(_base.MCPModel, _base.Result):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "isError", "is_error", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     content: list[_Annotated[Union[TextContent, ImageContent, EmbeddedResource], Field(discriminator="type")]]
@@ -417,6 +422,7 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
 
 
 class CancelledNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"reason"})
     reason: _base.Omittable[str] = None
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
     request_id: RequestId = Field(alias="requestId")
@@ -428,6 +434,7 @@ class CancelledNotificationParams(_base.MCPModel):
 class ClientCapabilities(_base.MCPModel):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"experimental", "roots", "sampling"})
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
     """Experimental, non-standard capabilities that the client supports."""
     roots: _base.Omittable[ClientCapabilitiesRoots] = None
@@ -439,6 +446,7 @@ class ClientCapabilities(_base.MCPModel):
 class ClientCapabilitiesRoots(_base.MCPModel):
     """Present if the client supports listing roots."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether the client supports notifications for changes to the roots list."""
 
@@ -470,12 +478,14 @@ class CompleteRequestParamsArgument(_base.MCPModel):
 class CompleteResult(_base.MCPModel, _base.Result):
     """The server's response to a completion/complete request"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     completion: CompleteResultCompletion
 
 
 class CompleteResultCompletion(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"hasMore", "has_more", "total"})
     has_more: _base.Omittable[bool] = Field(default=None, alias="hasMore")
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
     total: _base.Omittable[int] = None
@@ -496,6 +506,20 @@ class CreateMessageRequest(
 
 
 class CreateMessageRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "includeContext",
+            "include_context",
+            "metadata",
+            "modelPreferences",
+            "model_preferences_",
+            "stopSequences",
+            "stop_sequences",
+            "systemPrompt",
+            "system_prompt",
+            "temperature",
+        }
+    )
     include_context: _base.Omittable[Literal["allServers", "none", "thisServer"]] = Field(
         default=None, alias="includeContext"
     )
@@ -516,6 +540,7 @@ class CreateMessageRequestParams(_base.MCPModel):
 class CreateMessageResult(_base.MCPModel, _base.Result):
     """The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "stopReason", "stop_reason"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     content: _Annotated[Union[TextContent, ImageContent], Field(discriminator="type")]
@@ -533,12 +558,14 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     of the LLM and/or the user."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     annotations: _base.Omittable[EmbeddedResourceAnnotations] = None
     resource: Union[TextResourceContents, BlobResourceContents]
     type: Literal["resource"] = _base.constant("resource")
 
 
 class EmbeddedResourceAnnotations(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
@@ -561,6 +588,7 @@ class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequ
 
 
 class GetPromptRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, str]] = None
     """Arguments to use for templating the prompt."""
     name: str
@@ -570,6 +598,7 @@ class GetPromptRequestParams(_base.MCPModel):
 class GetPromptResult(_base.MCPModel, _base.Result):
     """The server's response to a prompts/get request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "description", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     description: _base.Omittable[str] = None
@@ -581,6 +610,7 @@ class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     annotations: _base.Omittable[ImageContentAnnotations] = None
     data: str
     """The base64-encoded image data."""
@@ -590,6 +620,7 @@ class ImageContent(_base.MCPModelWithConstants):
 
 
 class ImageContentAnnotations(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
@@ -628,6 +659,7 @@ class InitializeRequestParams(_base.MCPModel):
 class InitializeResult(_base.MCPModel, _base.Result):
     """After receiving an initialize request from the client, the server sends this response."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "instructions", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     capabilities: ServerCapabilities
@@ -647,11 +679,13 @@ class InitializedNotification(
 
     METHOD: ClassVar[str] = "notifications/initialized"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/initialized"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[InitializedNotificationParams] = None
 
 
 class InitializedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -678,12 +712,14 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[JSONRPCNotificationParams] = None
 
 
 class JSONRPCNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -692,6 +728,7 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
@@ -699,10 +736,12 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
 
 
 class JSONRPCRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[JSONRPCRequestParamsMeta] = Field(default=None, alias="_meta")
 
 
 class JSONRPCRequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -723,11 +762,13 @@ class ListPromptsRequest(
 
     METHOD: ClassVar[str] = "prompts/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "prompts/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["prompts/list"] = _base.constant("prompts/list")
     params: _base.Omittable[ListPromptsRequestParams] = None
 
 
 class ListPromptsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -736,6 +777,7 @@ class ListPromptsRequestParams(_base.MCPModel):
 class ListPromptsResult(_base.MCPModel, _base.Result):
     """The server's response to a prompts/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -752,11 +794,13 @@ class ListResourceTemplatesRequest(
 
     METHOD: ClassVar[str] = "resources/templates/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/templates/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["resources/templates/list"] = _base.constant("resources/templates/list")
     params: _base.Omittable[ListResourceTemplatesRequestParams] = None
 
 
 class ListResourceTemplatesRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -765,6 +809,7 @@ class ListResourceTemplatesRequestParams(_base.MCPModel):
 class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/templates/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -780,11 +825,13 @@ class ListResourcesRequest(
 
     METHOD: ClassVar[str] = "resources/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["resources/list"] = _base.constant("resources/list")
     params: _base.Omittable[ListResourcesRequestParams] = None
 
 
 class ListResourcesRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -793,6 +840,7 @@ class ListResourcesRequestParams(_base.MCPModel):
 class ListResourcesResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -814,15 +862,18 @@ class ListRootsRequest(
 
     METHOD: ClassVar[str] = "roots/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "roots/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["roots/list"] = _base.constant("roots/list")
     params: _base.Omittable[ListRootsRequestParams] = None
 
 
 class ListRootsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ListRootsRequestParamsMeta] = Field(default=None, alias="_meta")
 
 
 class ListRootsRequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -832,6 +883,7 @@ class ListRootsResult(_base.MCPModel, _base.Result):
     This result contains an array of Root objects, each representing a root directory
     or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     roots: list[Root]
@@ -844,11 +896,13 @@ class ListToolsRequest(
 
     METHOD: ClassVar[str] = "tools/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["tools/list"] = _base.constant("tools/list")
     params: _base.Omittable[ListToolsRequestParams] = None
 
 
 class ListToolsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -857,6 +911,7 @@ class ListToolsRequestParams(_base.MCPModel):
 class ListToolsResult(_base.MCPModel, _base.Result):
     """The server's response to a tools/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -875,6 +930,7 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
 
 
 class LoggingMessageNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"logger"})
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
     level: LoggingLevel
@@ -889,6 +945,7 @@ class ModelHint(_base.MCPModel):
     Keys not declared here are currently left unspecified by the spec and are up
     to the client to interpret."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"name"})
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
@@ -914,6 +971,17 @@ class ModelPreferences(_base.MCPModel):
     up to the client to decide how to interpret these preferences and how to
     balance them against other considerations."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "costPriority",
+            "cost_priority",
+            "hints",
+            "intelligencePriority",
+            "intelligence_priority",
+            "speedPriority",
+            "speed_priority",
+        }
+    )
     cost_priority: _base.Omittable[Union[_Annotated[int, Field(ge=0, le=1)], _Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="costPriority")
     )
@@ -943,27 +1011,32 @@ class ModelPreferences(_base.MCPModel):
 
 
 class Notification(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[NotificationParams] = None
 
 
 class NotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
 
 class PaginatedRequest(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[PaginatedRequestParams] = None
 
 
 class PaginatedRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
 
 
 class PaginatedResult(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -976,15 +1049,18 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestP
 
     METHOD: ClassVar[str] = "ping"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "ping"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["ping"] = _base.constant("ping")
     params: _base.Omittable[PingRequestParams] = None
 
 
 class PingRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[PingRequestParamsMeta] = Field(default=None, alias="_meta")
 
 
 class PingRequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -999,6 +1075,7 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
 
 
 class ProgressNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"total"})
     progress: Union[int, float]
     """The progress thus far. This should increase every time progress is made, even if the total is unknown."""
     progress_token: ProgressToken = Field(alias="progressToken")
@@ -1010,6 +1087,7 @@ class ProgressNotificationParams(_base.MCPModel):
 class Prompt(_base.MCPModel):
     """A prompt or prompt template that the server offers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments", "description"})
     arguments: _base.Omittable[list[PromptArgument]] = None
     """A list of arguments to use for templating the prompt."""
     description: _base.Omittable[str] = None
@@ -1021,6 +1099,7 @@ class Prompt(_base.MCPModel):
 class PromptArgument(_base.MCPModel):
     """Describes an argument that a prompt can accept."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"description", "required"})
     description: _base.Omittable[str] = None
     """A human-readable description of the argument."""
     name: str
@@ -1036,11 +1115,13 @@ class PromptListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/prompts/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[PromptListChangedNotificationParams] = None
 
 
 class PromptListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -1083,21 +1164,25 @@ class ReadResourceRequestParams(_base.MCPModel):
 class ReadResourceResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/read request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     contents: list[Union[TextResourceContents, BlobResourceContents]]
 
 
 class Request(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[RequestParams] = None
 
 
 class RequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
 
 
 class RequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1105,6 +1190,9 @@ class RequestParamsMeta(_base.MCPModel):
 class Resource(_base.MCPModel):
     """A known resource that the server is capable of reading."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"annotations", "description", "mimeType", "mime_type", "size"}
+    )
     annotations: _base.Omittable[ResourceAnnotations] = None
     description: _base.Omittable[str] = None
     """A description of what this resource represents.
@@ -1125,6 +1213,7 @@ class Resource(_base.MCPModel):
 
 
 class ResourceAnnotations(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
@@ -1140,6 +1229,7 @@ class ResourceAnnotations(_base.MCPModel):
 class ResourceContents(_base.MCPModel):
     """The contents of a specific resource or sub-resource."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type"})
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     uri: str
@@ -1153,11 +1243,13 @@ class ResourceListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/resources/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[ResourceListChangedNotificationParams] = None
 
 
 class ResourceListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -1174,6 +1266,7 @@ class ResourceReference(_base.MCPModelWithConstants):
 class ResourceTemplate(_base.MCPModel):
     """A template description for resources available on the server."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations", "description", "mimeType", "mime_type"})
     annotations: _base.Omittable[ResourceTemplateAnnotations] = None
     description: _base.Omittable[str] = None
     """A description of what this template is for.
@@ -1190,6 +1283,7 @@ class ResourceTemplate(_base.MCPModel):
 
 
 class ResourceTemplateAnnotations(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
@@ -1217,6 +1311,7 @@ class ResourceUpdatedNotificationParams(_base.MCPModel):
 
 
 class Result(_base.MCPModel, _base.Result):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
 
@@ -1224,6 +1319,7 @@ class Result(_base.MCPModel, _base.Result):
 class Root(_base.MCPModel):
     """Represents a root directory or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"name"})
     name: _base.Omittable[str] = None
     """An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
@@ -1243,11 +1339,13 @@ class RootsListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/roots/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/roots/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/roots/list_changed"] = _base.constant("notifications/roots/list_changed")
     params: _base.Omittable[RootsListChangedNotificationParams] = None
 
 
 class RootsListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -1262,6 +1360,7 @@ class SamplingMessage(_base.MCPModel):
 class ServerCapabilities(_base.MCPModel):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"experimental", "logging", "prompts", "resources", "tools"})
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
     """Experimental, non-standard capabilities that the server supports."""
     logging: _base.Omittable[dict[str, Any]] = None
@@ -1277,6 +1376,7 @@ class ServerCapabilities(_base.MCPModel):
 class ServerCapabilitiesPrompts(_base.MCPModel):
     """Present if the server offers any prompt templates."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
@@ -1284,6 +1384,7 @@ class ServerCapabilitiesPrompts(_base.MCPModel):
 class ServerCapabilitiesResources(_base.MCPModel):
     """Present if the server offers any resources to read."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed", "subscribe"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the resource list."""
     subscribe: _base.Omittable[bool] = None
@@ -1293,6 +1394,7 @@ class ServerCapabilitiesResources(_base.MCPModel):
 class ServerCapabilitiesTools(_base.MCPModel):
     """Present if the server offers any tools to call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
@@ -1329,6 +1431,7 @@ class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     annotations: _base.Omittable[TextContentAnnotations] = None
     text: str
     """The text content of the message."""
@@ -1336,6 +1439,7 @@ class TextContent(_base.MCPModelWithConstants):
 
 
 class TextContentAnnotations(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
@@ -1349,6 +1453,7 @@ class TextContentAnnotations(_base.MCPModel):
 
 
 class TextResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type"})
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     text: str
@@ -1360,6 +1465,7 @@ class TextResourceContents(_base.MCPModel):
 class Tool(_base.MCPModel):
     """Definition for a tool the client can call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"description"})
     description: _base.Omittable[str] = None
     """A human-readable description of the tool."""
     input_schema: ToolInputSchema = Field(alias="inputSchema")
@@ -1372,6 +1478,7 @@ class ToolInputSchema(_base.MCPModelWithConstants):
     """A JSON Schema object defining the expected parameters for the tool."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"properties", "required"})
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
     type: Literal["object"] = _base.constant("object")
@@ -1384,11 +1491,13 @@ class ToolListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/tools/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[ToolListChangedNotificationParams] = None
 
 
 class ToolListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 

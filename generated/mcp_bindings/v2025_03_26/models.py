@@ -369,6 +369,7 @@ else:
 class Annotations(_base.MCPModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
@@ -385,6 +386,7 @@ class AudioContent(_base.MCPModelWithConstants):
     """Audio provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "audio"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     data: str
@@ -395,6 +397,7 @@ class AudioContent(_base.MCPModelWithConstants):
 
 
 class BlobResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type"})
     blob: str
     """A base64-encoded string representing the binary data of the item."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
@@ -413,6 +416,7 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
 
 
 class CallToolRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, Any]] = None
     name: str
 
@@ -429,6 +433,7 @@ class CallToolResult(_base.MCPModel, _base.Result):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "isError", "is_error", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     content: list[
@@ -456,6 +461,7 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
 
 
 class CancelledNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"reason"})
     reason: _base.Omittable[str] = None
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
     request_id: RequestId = Field(alias="requestId")
@@ -467,6 +473,7 @@ class CancelledNotificationParams(_base.MCPModel):
 class ClientCapabilities(_base.MCPModel):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"experimental", "roots", "sampling"})
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
     """Experimental, non-standard capabilities that the client supports."""
     roots: _base.Omittable[ClientCapabilitiesRoots] = None
@@ -478,6 +485,7 @@ class ClientCapabilities(_base.MCPModel):
 class ClientCapabilitiesRoots(_base.MCPModel):
     """Present if the client supports listing roots."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether the client supports notifications for changes to the roots list."""
 
@@ -509,12 +517,14 @@ class CompleteRequestParamsArgument(_base.MCPModel):
 class CompleteResult(_base.MCPModel, _base.Result):
     """The server's response to a completion/complete request"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     completion: CompleteResultCompletion
 
 
 class CompleteResultCompletion(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"hasMore", "has_more", "total"})
     has_more: _base.Omittable[bool] = Field(default=None, alias="hasMore")
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
     total: _base.Omittable[int] = None
@@ -535,6 +545,20 @@ class CreateMessageRequest(
 
 
 class CreateMessageRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "includeContext",
+            "include_context",
+            "metadata",
+            "modelPreferences",
+            "model_preferences_",
+            "stopSequences",
+            "stop_sequences",
+            "systemPrompt",
+            "system_prompt",
+            "temperature",
+        }
+    )
     include_context: _base.Omittable[Literal["allServers", "none", "thisServer"]] = Field(
         default=None, alias="includeContext"
     )
@@ -555,6 +579,7 @@ class CreateMessageRequestParams(_base.MCPModel):
 class CreateMessageResult(_base.MCPModel, _base.Result):
     """The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "stopReason", "stop_reason"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     content: Annotated[Union[TextContent, ImageContent, AudioContent], Field(discriminator="type")]
@@ -572,6 +597,7 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     of the LLM and/or the user."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     resource: Union[TextResourceContents, BlobResourceContents]
@@ -588,6 +614,7 @@ class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequ
 
 
 class GetPromptRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, str]] = None
     """Arguments to use for templating the prompt."""
     name: str
@@ -597,6 +624,7 @@ class GetPromptRequestParams(_base.MCPModel):
 class GetPromptResult(_base.MCPModel, _base.Result):
     """The server's response to a prompts/get request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "description", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     description: _base.Omittable[str] = None
@@ -608,6 +636,7 @@ class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     data: str
@@ -643,6 +672,7 @@ class InitializeRequestParams(_base.MCPModel):
 class InitializeResult(_base.MCPModel, _base.Result):
     """After receiving an initialize request from the client, the server sends this response."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "instructions", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     capabilities: ServerCapabilities
@@ -662,11 +692,13 @@ class InitializedNotification(
 
     METHOD: ClassVar[str] = "notifications/initialized"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/initialized"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[InitializedNotificationParams] = None
 
 
 class InitializedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -693,12 +725,14 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[JSONRPCNotificationParams] = None
 
 
 class JSONRPCNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -707,6 +741,7 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
@@ -714,10 +749,12 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
 
 
 class JSONRPCRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[JSONRPCRequestParamsMeta] = Field(default=None, alias="_meta")
 
 
 class JSONRPCRequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -738,11 +775,13 @@ class ListPromptsRequest(
 
     METHOD: ClassVar[str] = "prompts/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "prompts/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["prompts/list"] = _base.constant("prompts/list")
     params: _base.Omittable[ListPromptsRequestParams] = None
 
 
 class ListPromptsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -751,6 +790,7 @@ class ListPromptsRequestParams(_base.MCPModel):
 class ListPromptsResult(_base.MCPModel, _base.Result):
     """The server's response to a prompts/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -767,11 +807,13 @@ class ListResourceTemplatesRequest(
 
     METHOD: ClassVar[str] = "resources/templates/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/templates/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["resources/templates/list"] = _base.constant("resources/templates/list")
     params: _base.Omittable[ListResourceTemplatesRequestParams] = None
 
 
 class ListResourceTemplatesRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -780,6 +822,7 @@ class ListResourceTemplatesRequestParams(_base.MCPModel):
 class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/templates/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -795,11 +838,13 @@ class ListResourcesRequest(
 
     METHOD: ClassVar[str] = "resources/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["resources/list"] = _base.constant("resources/list")
     params: _base.Omittable[ListResourcesRequestParams] = None
 
 
 class ListResourcesRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -808,6 +853,7 @@ class ListResourcesRequestParams(_base.MCPModel):
 class ListResourcesResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -829,15 +875,18 @@ class ListRootsRequest(
 
     METHOD: ClassVar[str] = "roots/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "roots/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["roots/list"] = _base.constant("roots/list")
     params: _base.Omittable[ListRootsRequestParams] = None
 
 
 class ListRootsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ListRootsRequestParamsMeta] = Field(default=None, alias="_meta")
 
 
 class ListRootsRequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -847,6 +896,7 @@ class ListRootsResult(_base.MCPModel, _base.Result):
     This result contains an array of Root objects, each representing a root directory
     or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     roots: list[Root]
@@ -859,11 +909,13 @@ class ListToolsRequest(
 
     METHOD: ClassVar[str] = "tools/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["tools/list"] = _base.constant("tools/list")
     params: _base.Omittable[ListToolsRequestParams] = None
 
 
 class ListToolsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -872,6 +924,7 @@ class ListToolsRequestParams(_base.MCPModel):
 class ListToolsResult(_base.MCPModel, _base.Result):
     """The server's response to a tools/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -890,6 +943,7 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
 
 
 class LoggingMessageNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"logger"})
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
     level: LoggingLevel
@@ -904,6 +958,7 @@ class ModelHint(_base.MCPModel):
     Keys not declared here are currently left unspecified by the spec and are up
     to the client to interpret."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"name"})
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
@@ -929,6 +984,17 @@ class ModelPreferences(_base.MCPModel):
     up to the client to decide how to interpret these preferences and how to
     balance them against other considerations."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "costPriority",
+            "cost_priority",
+            "hints",
+            "intelligencePriority",
+            "intelligence_priority",
+            "speedPriority",
+            "speed_priority",
+        }
+    )
     cost_priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="costPriority")
     )
@@ -958,27 +1024,32 @@ class ModelPreferences(_base.MCPModel):
 
 
 class Notification(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[NotificationParams] = None
 
 
 class NotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
 
 class PaginatedRequest(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[PaginatedRequestParams] = None
 
 
 class PaginatedRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
 
 
 class PaginatedResult(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -991,15 +1062,18 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestP
 
     METHOD: ClassVar[str] = "ping"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "ping"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["ping"] = _base.constant("ping")
     params: _base.Omittable[PingRequestParams] = None
 
 
 class PingRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[PingRequestParamsMeta] = Field(default=None, alias="_meta")
 
 
 class PingRequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1014,6 +1088,7 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
 
 
 class ProgressNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"message", "total"})
     message: _base.Omittable[str] = None
     """An optional message describing the current progress."""
     progress: Union[int, float]
@@ -1027,6 +1102,7 @@ class ProgressNotificationParams(_base.MCPModel):
 class Prompt(_base.MCPModel):
     """A prompt or prompt template that the server offers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments", "description"})
     arguments: _base.Omittable[list[PromptArgument]] = None
     """A list of arguments to use for templating the prompt."""
     description: _base.Omittable[str] = None
@@ -1038,6 +1114,7 @@ class Prompt(_base.MCPModel):
 class PromptArgument(_base.MCPModel):
     """Describes an argument that a prompt can accept."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"description", "required"})
     description: _base.Omittable[str] = None
     """A human-readable description of the argument."""
     name: str
@@ -1053,11 +1130,13 @@ class PromptListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/prompts/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[PromptListChangedNotificationParams] = None
 
 
 class PromptListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -1100,21 +1179,25 @@ class ReadResourceRequestParams(_base.MCPModel):
 class ReadResourceResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/read request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
     contents: list[Union[TextResourceContents, BlobResourceContents]]
 
 
 class Request(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[RequestParams] = None
 
 
 class RequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
 
 
 class RequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1122,6 +1205,9 @@ class RequestParamsMeta(_base.MCPModel):
 class Resource(_base.MCPModel):
     """A known resource that the server is capable of reading."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"annotations", "description", "mimeType", "mime_type", "size"}
+    )
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     description: _base.Omittable[str] = None
@@ -1145,6 +1231,7 @@ class Resource(_base.MCPModel):
 class ResourceContents(_base.MCPModel):
     """The contents of a specific resource or sub-resource."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type"})
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     uri: str
@@ -1158,11 +1245,13 @@ class ResourceListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/resources/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[ResourceListChangedNotificationParams] = None
 
 
 class ResourceListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -1179,6 +1268,7 @@ class ResourceReference(_base.MCPModelWithConstants):
 class ResourceTemplate(_base.MCPModel):
     """A template description for resources available on the server."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations", "description", "mimeType", "mime_type"})
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     description: _base.Omittable[str] = None
@@ -1210,6 +1300,7 @@ class ResourceUpdatedNotificationParams(_base.MCPModel):
 
 
 class Result(_base.MCPModel, _base.Result):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses."""
 
@@ -1217,6 +1308,7 @@ class Result(_base.MCPModel, _base.Result):
 class Root(_base.MCPModel):
     """Represents a root directory or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"name"})
     name: _base.Omittable[str] = None
     """An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
@@ -1236,11 +1328,13 @@ class RootsListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/roots/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/roots/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/roots/list_changed"] = _base.constant("notifications/roots/list_changed")
     params: _base.Omittable[RootsListChangedNotificationParams] = None
 
 
 class RootsListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 
@@ -1255,6 +1349,9 @@ class SamplingMessage(_base.MCPModel):
 class ServerCapabilities(_base.MCPModel):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"completions", "experimental", "logging", "prompts", "resources", "tools"}
+    )
     completions: _base.Omittable[dict[str, Any]] = None
     """Present if the server supports argument autocompletion suggestions."""
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
@@ -1272,6 +1369,7 @@ class ServerCapabilities(_base.MCPModel):
 class ServerCapabilitiesPrompts(_base.MCPModel):
     """Present if the server offers any prompt templates."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
@@ -1279,6 +1377,7 @@ class ServerCapabilitiesPrompts(_base.MCPModel):
 class ServerCapabilitiesResources(_base.MCPModel):
     """Present if the server offers any resources to read."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed", "subscribe"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the resource list."""
     subscribe: _base.Omittable[bool] = None
@@ -1288,6 +1387,7 @@ class ServerCapabilitiesResources(_base.MCPModel):
 class ServerCapabilitiesTools(_base.MCPModel):
     """Present if the server offers any tools to call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
@@ -1324,6 +1424,7 @@ class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     annotations: _base.Omittable[Annotations] = None
     """Optional annotations for the client."""
     text: str
@@ -1332,6 +1433,7 @@ class TextContent(_base.MCPModelWithConstants):
 
 
 class TextResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type"})
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """The MIME type of this resource, if known."""
     text: str
@@ -1343,6 +1445,7 @@ class TextResourceContents(_base.MCPModel):
 class Tool(_base.MCPModel):
     """Definition for a tool the client can call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations", "description"})
     annotations: _base.Omittable[ToolAnnotations] = None
     """Optional additional tool information."""
     description: _base.Omittable[str] = None
@@ -1365,6 +1468,19 @@ class ToolAnnotations(_base.MCPModel):
     Clients should never make tool use decisions based on ToolAnnotations
     received from untrusted servers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "destructiveHint",
+            "destructive_hint",
+            "idempotentHint",
+            "idempotent_hint",
+            "openWorldHint",
+            "open_world_hint",
+            "readOnlyHint",
+            "read_only_hint",
+            "title",
+        }
+    )
     destructive_hint: _base.Omittable[bool] = Field(default=None, alias="destructiveHint")
     """If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -1398,6 +1514,7 @@ class ToolInputSchema(_base.MCPModelWithConstants):
     """A JSON Schema object defining the expected parameters for the tool."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"properties", "required"})
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
     type: Literal["object"] = _base.constant("object")
@@ -1410,11 +1527,13 @@ class ToolListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/tools/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[ToolListChangedNotificationParams] = None
 
 
 class ToolListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications."""
 

@@ -382,6 +382,7 @@ else:
 class Annotations(_base.MCPModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "lastModified", "last_modified", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended customer of this object or data is.
 
@@ -405,6 +406,7 @@ class AudioContent(_base.MCPModelWithConstants):
     """Audio provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "audio"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -419,6 +421,7 @@ class AudioContent(_base.MCPModelWithConstants):
 class BaseMetadata(_base.MCPModel):
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -431,6 +434,7 @@ class BaseMetadata(_base.MCPModel):
 
 
 class BlobResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     blob: str
@@ -443,6 +447,7 @@ class BlobResourceContents(_base.MCPModel):
 
 class BooleanSchema(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "boolean"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "title"})
     default: _base.Omittable[bool] = None
     description: _base.Omittable[str] = None
     title: _base.Omittable[str] = None
@@ -459,6 +464,7 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
 
 
 class CallToolRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, Any]] = None
     name: str
 
@@ -466,6 +472,9 @@ class CallToolRequestParams(_base.MCPModel):
 class CallToolResult(_base.MCPModel, _base.Result):
     """The server's response to a tool call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "isError", "is_error", "meta", "structuredContent", "structured_content"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     content: list[ContentBlock]
@@ -503,6 +512,7 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
 
 
 class CancelledNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"reason"})
     reason: _base.Omittable[str] = None
     """An optional string describing the reason for the cancellation. This MAY be logged or presented to the user."""
     request_id: RequestId = Field(alias="requestId")
@@ -514,6 +524,7 @@ class CancelledNotificationParams(_base.MCPModel):
 class ClientCapabilities(_base.MCPModel):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"elicitation", "experimental", "roots", "sampling"})
     elicitation: _base.Omittable[dict[str, Any]] = None
     """Present if the client supports elicitation from the server."""
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
@@ -527,6 +538,7 @@ class ClientCapabilities(_base.MCPModel):
 class ClientCapabilitiesRoots(_base.MCPModel):
     """Present if the client supports listing roots."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether the client supports notifications for changes to the roots list."""
 
@@ -541,6 +553,7 @@ class CompleteRequest(_base.MCPModelWithConstants, _base.Request["CompleteReques
 
 
 class CompleteRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"context"})
     argument: CompleteRequestParamsArgument
     """The argument's information"""
     context: _base.Omittable[CompleteRequestParamsContext] = None
@@ -560,6 +573,7 @@ class CompleteRequestParamsArgument(_base.MCPModel):
 class CompleteRequestParamsContext(_base.MCPModel):
     """Additional, optional context for completions"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, str]] = None
     """Previously-resolved variables in a URI template or prompt."""
 
@@ -567,12 +581,14 @@ class CompleteRequestParamsContext(_base.MCPModel):
 class CompleteResult(_base.MCPModel, _base.Result):
     """The server's response to a completion/complete request"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     completion: CompleteResultCompletion
 
 
 class CompleteResultCompletion(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"hasMore", "has_more", "total"})
     has_more: _base.Omittable[bool] = Field(default=None, alias="hasMore")
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
     total: _base.Omittable[int] = None
@@ -593,6 +609,20 @@ class CreateMessageRequest(
 
 
 class CreateMessageRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "includeContext",
+            "include_context",
+            "metadata",
+            "modelPreferences",
+            "model_preferences_",
+            "stopSequences",
+            "stop_sequences",
+            "systemPrompt",
+            "system_prompt",
+            "temperature",
+        }
+    )
     include_context: _base.Omittable[Literal["allServers", "none", "thisServer"]] = Field(
         default=None, alias="includeContext"
     )
@@ -615,6 +645,7 @@ class CreateMessageRequestParams(_base.MCPModel):
 class CreateMessageResult(_base.MCPModel, _base.Result):
     """The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "stopReason", "stop_reason"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     content: Annotated[Union[TextContent, ImageContent, AudioContent], Field(discriminator="type")]
@@ -647,6 +678,7 @@ class ElicitRequestParamsRequestedSchema(_base.MCPModelWithConstants):
     Only top-level properties are allowed, without nesting."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"required"})
     properties: dict[str, PrimitiveSchemaDefinition]
     required: _base.Omittable[list[str]] = None
     type: Literal["object"] = _base.constant("object")
@@ -655,6 +687,7 @@ class ElicitRequestParamsRequestedSchema(_base.MCPModelWithConstants):
 class ElicitResult(_base.MCPModel, _base.Result):
     """The client's response to an elicitation request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "content", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     action: Literal["accept", "cancel", "decline"]
@@ -674,6 +707,7 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     of the LLM and/or the user."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -684,6 +718,7 @@ class EmbeddedResource(_base.MCPModelWithConstants):
 
 class EnumSchema(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"description", "enumNames", "enum_names", "title"})
     description: _base.Omittable[str] = None
     enum: list[str]
     enum_names: _base.Omittable[list[str]] = Field(default=None, alias="enumNames")
@@ -701,6 +736,7 @@ class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequ
 
 
 class GetPromptRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, str]] = None
     """Arguments to use for templating the prompt."""
     name: str
@@ -710,6 +746,7 @@ class GetPromptRequestParams(_base.MCPModel):
 class GetPromptResult(_base.MCPModel, _base.Result):
     """The server's response to a prompts/get request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "description", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     description: _base.Omittable[str] = None
@@ -721,6 +758,7 @@ class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -735,6 +773,7 @@ class ImageContent(_base.MCPModelWithConstants):
 class Implementation(_base.MCPModel):
     """Describes the name and version of an MCP implementation, with an optional title for UI representation."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -766,6 +805,7 @@ class InitializeRequestParams(_base.MCPModel):
 class InitializeResult(_base.MCPModel, _base.Result):
     """After receiving an initialize request from the client, the server sends this response."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "instructions", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     capabilities: ServerCapabilities
@@ -785,11 +825,13 @@ class InitializedNotification(
 
     METHOD: ClassVar[str] = "notifications/initialized"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/initialized"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[InitializedNotificationParams] = None
 
 
 class InitializedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -816,12 +858,14 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[JSONRPCNotificationParams] = None
 
 
 class JSONRPCNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -830,6 +874,7 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
@@ -837,6 +882,7 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
 
 
 class JSONRPCRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[JSONRPCRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -844,6 +890,7 @@ class JSONRPCRequestParams(_base.MCPModel):
 class JSONRPCRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -864,11 +911,13 @@ class ListPromptsRequest(
 
     METHOD: ClassVar[str] = "prompts/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "prompts/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["prompts/list"] = _base.constant("prompts/list")
     params: _base.Omittable[ListPromptsRequestParams] = None
 
 
 class ListPromptsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -877,6 +926,7 @@ class ListPromptsRequestParams(_base.MCPModel):
 class ListPromptsResult(_base.MCPModel, _base.Result):
     """The server's response to a prompts/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -893,11 +943,13 @@ class ListResourceTemplatesRequest(
 
     METHOD: ClassVar[str] = "resources/templates/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/templates/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["resources/templates/list"] = _base.constant("resources/templates/list")
     params: _base.Omittable[ListResourceTemplatesRequestParams] = None
 
 
 class ListResourceTemplatesRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -906,6 +958,7 @@ class ListResourceTemplatesRequestParams(_base.MCPModel):
 class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/templates/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -921,11 +974,13 @@ class ListResourcesRequest(
 
     METHOD: ClassVar[str] = "resources/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "resources/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["resources/list"] = _base.constant("resources/list")
     params: _base.Omittable[ListResourcesRequestParams] = None
 
 
 class ListResourcesRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -934,6 +989,7 @@ class ListResourcesRequestParams(_base.MCPModel):
 class ListResourcesResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -955,11 +1011,13 @@ class ListRootsRequest(
 
     METHOD: ClassVar[str] = "roots/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "roots/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["roots/list"] = _base.constant("roots/list")
     params: _base.Omittable[ListRootsRequestParams] = None
 
 
 class ListRootsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ListRootsRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -967,6 +1025,7 @@ class ListRootsRequestParams(_base.MCPModel):
 class ListRootsRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -976,6 +1035,7 @@ class ListRootsResult(_base.MCPModel, _base.Result):
     This result contains an array of Root objects, each representing a root directory
     or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     roots: list[Root]
@@ -988,11 +1048,13 @@ class ListToolsRequest(
 
     METHOD: ClassVar[str] = "tools/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["tools/list"] = _base.constant("tools/list")
     params: _base.Omittable[ListToolsRequestParams] = None
 
 
 class ListToolsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -1001,6 +1063,7 @@ class ListToolsRequestParams(_base.MCPModel):
 class ListToolsResult(_base.MCPModel, _base.Result):
     """The server's response to a tools/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -1019,6 +1082,7 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
 
 
 class LoggingMessageNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"logger"})
     data: Any
     """The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here."""
     level: LoggingLevel
@@ -1033,6 +1097,7 @@ class ModelHint(_base.MCPModel):
     Keys not declared here are currently left unspecified by the spec and are up
     to the client to interpret."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"name"})
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
@@ -1058,6 +1123,17 @@ class ModelPreferences(_base.MCPModel):
     up to the client to decide how to interpret these preferences and how to
     balance them against other considerations."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "costPriority",
+            "cost_priority",
+            "hints",
+            "intelligencePriority",
+            "intelligence_priority",
+            "speedPriority",
+            "speed_priority",
+        }
+    )
     cost_priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="costPriority")
     )
@@ -1087,16 +1163,19 @@ class ModelPreferences(_base.MCPModel):
 
 
 class Notification(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[NotificationParams] = None
 
 
 class NotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
 
 class NumberSchema(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"description", "maximum", "minimum", "title"})
     description: _base.Omittable[str] = None
     maximum: _base.Omittable[Union[int, float]] = None
     minimum: _base.Omittable[Union[int, float]] = None
@@ -1105,17 +1184,20 @@ class NumberSchema(_base.MCPModel):
 
 
 class PaginatedRequest(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[PaginatedRequestParams] = None
 
 
 class PaginatedRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
 
 
 class PaginatedResult(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -1128,11 +1210,13 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestP
 
     METHOD: ClassVar[str] = "ping"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "ping"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["ping"] = _base.constant("ping")
     params: _base.Omittable[PingRequestParams] = None
 
 
 class PingRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[PingRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1140,6 +1224,7 @@ class PingRequestParams(_base.MCPModel):
 class PingRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1154,6 +1239,7 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
 
 
 class ProgressNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"message", "total"})
     message: _base.Omittable[str] = None
     """An optional message describing the current progress."""
     progress: Union[int, float]
@@ -1167,6 +1253,7 @@ class ProgressNotificationParams(_base.MCPModel):
 class Prompt(_base.MCPModel):
     """A prompt or prompt template that the server offers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "arguments", "description", "meta", "title"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     arguments: _base.Omittable[list[PromptArgument]] = None
@@ -1187,6 +1274,7 @@ class Prompt(_base.MCPModel):
 class PromptArgument(_base.MCPModel):
     """Describes an argument that a prompt can accept."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"description", "required", "title"})
     description: _base.Omittable[str] = None
     """A human-readable description of the argument."""
     name: str
@@ -1209,11 +1297,13 @@ class PromptListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/prompts/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[PromptListChangedNotificationParams] = None
 
 
 class PromptListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1232,6 +1322,7 @@ class PromptReference(_base.MCPModelWithConstants):
     """Identifies a prompt."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/prompt"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -1263,17 +1354,20 @@ class ReadResourceRequestParams(_base.MCPModel):
 class ReadResourceResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/read request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     contents: list[Union[TextResourceContents, BlobResourceContents]]
 
 
 class Request(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[RequestParams] = None
 
 
 class RequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1281,6 +1375,7 @@ class RequestParams(_base.MCPModel):
 class RequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1288,6 +1383,9 @@ class RequestParamsMeta(_base.MCPModel):
 class Resource(_base.MCPModel):
     """A known resource that the server is capable of reading."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "meta", "mimeType", "mime_type", "size", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1318,6 +1416,7 @@ class Resource(_base.MCPModel):
 class ResourceContents(_base.MCPModel):
     """The contents of a specific resource or sub-resource."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
@@ -1332,6 +1431,9 @@ class ResourceLink(_base.MCPModelWithConstants):
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource_link"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "meta", "mimeType", "mime_type", "size", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1367,11 +1469,13 @@ class ResourceListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/resources/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[ResourceListChangedNotificationParams] = None
 
 
 class ResourceListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1379,6 +1483,9 @@ class ResourceListChangedNotificationParams(_base.MCPModel):
 class ResourceTemplate(_base.MCPModel):
     """A template description for resources available on the server."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "meta", "mimeType", "mime_type", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1426,6 +1533,7 @@ class ResourceUpdatedNotificationParams(_base.MCPModel):
 
 
 class Result(_base.MCPModel, _base.Result):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1433,6 +1541,7 @@ class Result(_base.MCPModel, _base.Result):
 class Root(_base.MCPModel):
     """Represents a root directory or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "name"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     name: _base.Omittable[str] = None
@@ -1454,11 +1563,13 @@ class RootsListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/roots/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/roots/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/roots/list_changed"] = _base.constant("notifications/roots/list_changed")
     params: _base.Omittable[RootsListChangedNotificationParams] = None
 
 
 class RootsListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1473,6 +1584,9 @@ class SamplingMessage(_base.MCPModel):
 class ServerCapabilities(_base.MCPModel):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"completions", "experimental", "logging", "prompts", "resources", "tools"}
+    )
     completions: _base.Omittable[dict[str, Any]] = None
     """Present if the server supports argument autocompletion suggestions."""
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
@@ -1490,6 +1604,7 @@ class ServerCapabilities(_base.MCPModel):
 class ServerCapabilitiesPrompts(_base.MCPModel):
     """Present if the server offers any prompt templates."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
@@ -1497,6 +1612,7 @@ class ServerCapabilitiesPrompts(_base.MCPModel):
 class ServerCapabilitiesResources(_base.MCPModel):
     """Present if the server offers any resources to read."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed", "subscribe"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the resource list."""
     subscribe: _base.Omittable[bool] = None
@@ -1506,6 +1622,7 @@ class ServerCapabilitiesResources(_base.MCPModel):
 class ServerCapabilitiesTools(_base.MCPModel):
     """Present if the server offers any tools to call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
@@ -1526,6 +1643,9 @@ class SetLevelRequestParams(_base.MCPModel):
 
 class StringSchema(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"description", "format", "maxLength", "max_length", "minLength", "min_length", "title"}
+    )
     description: _base.Omittable[str] = None
     format: _base.Omittable[Literal["date", "date-time", "email", "uri"]] = None
     max_length: _base.Omittable[int] = Field(default=None, alias="maxLength")
@@ -1552,6 +1672,7 @@ class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1562,6 +1683,7 @@ class TextContent(_base.MCPModelWithConstants):
 
 
 class TextResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
@@ -1575,6 +1697,9 @@ class TextResourceContents(_base.MCPModel):
 class Tool(_base.MCPModel):
     """Definition for a tool the client can call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "meta", "outputSchema", "output_schema", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[ToolAnnotations] = None
@@ -1611,6 +1736,19 @@ class ToolAnnotations(_base.MCPModel):
     Clients should never make tool use decisions based on ToolAnnotations
     received from untrusted servers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "destructiveHint",
+            "destructive_hint",
+            "idempotentHint",
+            "idempotent_hint",
+            "openWorldHint",
+            "open_world_hint",
+            "readOnlyHint",
+            "read_only_hint",
+            "title",
+        }
+    )
     destructive_hint: _base.Omittable[bool] = Field(default=None, alias="destructiveHint")
     """If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -1644,6 +1782,7 @@ class ToolInputSchema(_base.MCPModelWithConstants):
     """A JSON Schema object defining the expected parameters for the tool."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"properties", "required"})
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
     type: Literal["object"] = _base.constant("object")
@@ -1656,11 +1795,13 @@ class ToolListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/tools/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[ToolListChangedNotificationParams] = None
 
 
 class ToolListChangedNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1670,6 +1811,7 @@ class ToolOutputSchema(_base.MCPModelWithConstants):
     the structuredContent field of a CallToolResult."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"properties", "required"})
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
     type: Literal["object"] = _base.constant("object")

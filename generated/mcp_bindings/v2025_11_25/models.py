@@ -595,6 +595,7 @@ else:
 class Annotations(_base.MCPModel):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "lastModified", "last_modified", "priority"})
     audience: _base.Omittable[list[Role]] = None
     """Describes who the intended audience of this object or data is.
 
@@ -618,6 +619,7 @@ class AudioContent(_base.MCPModelWithConstants):
     """Audio provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "audio"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -632,6 +634,7 @@ class AudioContent(_base.MCPModelWithConstants):
 class BaseMetadata(_base.MCPModel):
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -644,6 +647,7 @@ class BaseMetadata(_base.MCPModel):
 
 
 class BlobResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     blob: str
@@ -656,6 +660,7 @@ class BlobResourceContents(_base.MCPModel):
 
 class BooleanSchema(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "boolean"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "title"})
     default: _base.Omittable[bool] = None
     description: _base.Omittable[str] = None
     title: _base.Omittable[str] = None
@@ -676,6 +681,7 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
 class CallToolRequestParams(_base.MCPModel):
     """Parameters for a `tools/call` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "arguments", "meta", "task"})
     meta: _base.Omittable[CallToolRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     arguments: _base.Omittable[dict[str, Any]] = None
@@ -694,6 +700,7 @@ class CallToolRequestParams(_base.MCPModel):
 class CallToolRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -701,6 +708,9 @@ class CallToolRequestParamsMeta(_base.MCPModel):
 class CallToolResult(_base.MCPModel, _base.Result):
     """The server's response to a tool call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "isError", "is_error", "meta", "structuredContent", "structured_content"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     content: list[ContentBlock]
@@ -741,6 +751,9 @@ class CancelTaskRequestParams(_base.MCPModel):
 class CancelTaskResult(_base.MCPModel, _base.Result):
     """The response to a tasks/cancel request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "meta", "pollInterval", "poll_interval", "statusMessage", "status_message"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     created_at: str = Field(alias="createdAt")
@@ -784,6 +797,7 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
 class CancelledNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/cancelled` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "reason", "requestId", "request_id"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     reason: _base.Omittable[str] = None
@@ -799,6 +813,9 @@ class CancelledNotificationParams(_base.MCPModel):
 class ClientCapabilities(_base.MCPModel):
     """Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"elicitation", "experimental", "roots", "sampling", "tasks"}
+    )
     elicitation: _base.Omittable[ClientCapabilitiesElicitation] = None
     """Present if the client supports elicitation from the server."""
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
@@ -814,6 +831,7 @@ class ClientCapabilities(_base.MCPModel):
 class ClientCapabilitiesElicitation(_base.MCPModel):
     """Present if the client supports elicitation from the server."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"form", "url"})
     form: _base.Omittable[dict[str, Any]] = None
     url: _base.Omittable[dict[str, Any]] = None
 
@@ -821,6 +839,7 @@ class ClientCapabilitiesElicitation(_base.MCPModel):
 class ClientCapabilitiesRoots(_base.MCPModel):
     """Present if the client supports listing roots."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether the client supports notifications for changes to the roots list."""
 
@@ -828,6 +847,7 @@ class ClientCapabilitiesRoots(_base.MCPModel):
 class ClientCapabilitiesSampling(_base.MCPModel):
     """Present if the client supports sampling from an LLM."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"context", "tools"})
     context: _base.Omittable[dict[str, Any]] = None
     """Whether the client supports context inclusion via includeContext parameter.
     If not declared, servers SHOULD only use `includeContext: "none"` (or omit it)."""
@@ -838,6 +858,7 @@ class ClientCapabilitiesSampling(_base.MCPModel):
 class ClientCapabilitiesTasks(_base.MCPModel):
     """Present if the client supports task-augmented requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cancel", "list", "requests"})
     cancel: _base.Omittable[dict[str, Any]] = None
     """Whether this client supports tasks/cancel."""
     list: _base.Omittable[dict[str, Any]] = None
@@ -849,6 +870,7 @@ class ClientCapabilitiesTasks(_base.MCPModel):
 class ClientCapabilitiesTasksRequests(_base.MCPModel):
     """Specifies which request types can be augmented with tasks."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"elicitation", "sampling"})
     elicitation: _base.Omittable[ClientCapabilitiesTasksRequestsElicitation] = None
     """Task support for elicitation-related requests."""
     sampling: _base.Omittable[ClientCapabilitiesTasksRequestsSampling] = None
@@ -858,6 +880,7 @@ class ClientCapabilitiesTasksRequests(_base.MCPModel):
 class ClientCapabilitiesTasksRequestsElicitation(_base.MCPModel):
     """Task support for elicitation-related requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"create"})
     create: _base.Omittable[dict[str, Any]] = None
     """Whether the client supports task-augmented elicitation/create requests."""
 
@@ -865,6 +888,7 @@ class ClientCapabilitiesTasksRequestsElicitation(_base.MCPModel):
 class ClientCapabilitiesTasksRequestsSampling(_base.MCPModel):
     """Task support for sampling-related requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"createMessage", "create_message"})
     create_message: _base.Omittable[dict[str, Any]] = Field(default=None, alias="createMessage")
     """Whether the client supports task-augmented sampling/createMessage requests."""
 
@@ -883,6 +907,7 @@ class CompleteRequest(_base.MCPModelWithConstants, _base.Request["CompleteReques
 class CompleteRequestParams(_base.MCPModel):
     """Parameters for a `completion/complete` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "context", "meta"})
     meta: _base.Omittable[CompleteRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     argument: CompleteRequestParamsArgument
@@ -904,6 +929,7 @@ class CompleteRequestParamsArgument(_base.MCPModel):
 class CompleteRequestParamsContext(_base.MCPModel):
     """Additional, optional context for completions"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"arguments"})
     arguments: _base.Omittable[dict[str, str]] = None
     """Previously-resolved variables in a URI template or prompt."""
 
@@ -911,6 +937,7 @@ class CompleteRequestParamsContext(_base.MCPModel):
 class CompleteRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -918,12 +945,14 @@ class CompleteRequestParamsMeta(_base.MCPModel):
 class CompleteResult(_base.MCPModel, _base.Result):
     """The server's response to a completion/complete request"""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     completion: CompleteResultCompletion
 
 
 class CompleteResultCompletion(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"hasMore", "has_more", "total"})
     has_more: _base.Omittable[bool] = Field(default=None, alias="hasMore")
     """Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."""
     total: _base.Omittable[int] = None
@@ -948,6 +977,26 @@ class CreateMessageRequest(
 class CreateMessageRequestParams(_base.MCPModel):
     """Parameters for a `sampling/createMessage` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "_meta",
+            "includeContext",
+            "include_context",
+            "meta",
+            "metadata",
+            "modelPreferences",
+            "model_preferences_",
+            "stopSequences",
+            "stop_sequences",
+            "systemPrompt",
+            "system_prompt",
+            "task",
+            "temperature",
+            "toolChoice",
+            "tool_choice",
+            "tools",
+        }
+    )
     meta: _base.Omittable[CreateMessageRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     include_context: _base.Omittable[Literal["allServers", "none", "thisServer"]] = Field(
@@ -990,6 +1039,7 @@ class CreateMessageRequestParams(_base.MCPModel):
 class CreateMessageRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -999,6 +1049,7 @@ class CreateMessageResult(_base.MCPModel, _base.Result):
     The client should inform the user before returning the sampled message, to allow them
     to inspect the response (human in the loop) and decide whether to allow the server to see it."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "stopReason", "stop_reason"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     content: Union[
@@ -1022,6 +1073,7 @@ class CreateMessageResult(_base.MCPModel, _base.Result):
 class CreateTaskResult(_base.MCPModel, _base.Result):
     """A response to a task-augmented request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     task: Task
@@ -1041,6 +1093,7 @@ class ElicitRequest(_base.MCPModelWithConstants, _base.Request["ElicitRequestPar
 class ElicitRequestFormParams(_base.MCPModel):
     """The parameters for a request to elicit non-sensitive information from the user via a form in the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mode", "task"})
     meta: _base.Omittable[ElicitRequestFormParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     message: str
@@ -1062,6 +1115,7 @@ class ElicitRequestFormParams(_base.MCPModel):
 class ElicitRequestFormParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1071,6 +1125,7 @@ class ElicitRequestFormParamsRequestedSchema(_base.MCPModelWithConstants):
     Only top-level properties are allowed, without nesting."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"$schema", "required", "schema_"})
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     properties: dict[str, PrimitiveSchemaDefinition]
     required: _base.Omittable[list[str]] = None
@@ -1081,6 +1136,7 @@ class ElicitRequestURLParams(_base.MCPModelWithConstants):
     """The parameters for a request to elicit information from the user via a URL in the client."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"mode": "url"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "task"})
     meta: _base.Omittable[ElicitRequestURLParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     elicitation_id: str = Field(alias="elicitationId")
@@ -1104,6 +1160,7 @@ class ElicitRequestURLParams(_base.MCPModelWithConstants):
 class ElicitRequestURLParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1111,6 +1168,7 @@ class ElicitRequestURLParamsMeta(_base.MCPModel):
 class ElicitResult(_base.MCPModel, _base.Result):
     """The client's response to an elicitation request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "content", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     action: Literal["accept", "cancel", "decline"]
@@ -1148,6 +1206,7 @@ class EmbeddedResource(_base.MCPModelWithConstants):
     of the LLM and/or the user."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1179,6 +1238,7 @@ class GetPromptRequest(_base.MCPModelWithConstants, _base.Request["GetPromptRequ
 class GetPromptRequestParams(_base.MCPModel):
     """Parameters for a `prompts/get` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "arguments", "meta"})
     meta: _base.Omittable[GetPromptRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     arguments: _base.Omittable[dict[str, str]] = None
@@ -1190,6 +1250,7 @@ class GetPromptRequestParams(_base.MCPModel):
 class GetPromptRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1197,6 +1258,7 @@ class GetPromptRequestParamsMeta(_base.MCPModel):
 class GetPromptResult(_base.MCPModel, _base.Result):
     """The server's response to a prompts/get request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "description", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     description: _base.Omittable[str] = None
@@ -1227,6 +1289,7 @@ class GetTaskPayloadResult(_base.MCPModel, _base.Result):
     The structure matches the result type of the original request.
     For example, a tools/call task would return the CallToolResult structure."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1250,6 +1313,9 @@ class GetTaskRequestParams(_base.MCPModel):
 class GetTaskResult(_base.MCPModel, _base.Result):
     """The response to a tasks/get request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "meta", "pollInterval", "poll_interval", "statusMessage", "status_message"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     created_at: str = Field(alias="createdAt")
@@ -1275,6 +1341,7 @@ class GetTaskResult(_base.MCPModel, _base.Result):
 class Icon(_base.MCPModel):
     """An optionally-sized icon that can be displayed in a user interface."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type", "sizes", "theme"})
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
     """Optional MIME type override if the source MIME type is missing or generic.
     For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`."""
@@ -1303,6 +1370,7 @@ class Icon(_base.MCPModel):
 class Icons(_base.MCPModel):
     """Base interface to add `icons` property."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"icons"})
     icons: _base.Omittable[list[Icon]] = None
     """Optional set of sized icons that the client can display in a user interface.
 
@@ -1319,6 +1387,7 @@ class ImageContent(_base.MCPModelWithConstants):
     """An image provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "image"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1333,6 +1402,9 @@ class ImageContent(_base.MCPModelWithConstants):
 class Implementation(_base.MCPModel):
     """Describes the MCP implementation."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"description", "icons", "title", "websiteUrl", "website_url"}
+    )
     description: _base.Omittable[str] = None
     """An optional human-readable description of what this implementation does.
 
@@ -1377,6 +1449,7 @@ class InitializeRequest(_base.MCPModelWithConstants, _base.Request["InitializeRe
 class InitializeRequestParams(_base.MCPModel):
     """Parameters for an `initialize` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[InitializeRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     capabilities: ClientCapabilities
@@ -1388,6 +1461,7 @@ class InitializeRequestParams(_base.MCPModel):
 class InitializeRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1395,6 +1469,7 @@ class InitializeRequestParamsMeta(_base.MCPModel):
 class InitializeResult(_base.MCPModel, _base.Result):
     """After receiving an initialize request from the client, the server sends this response."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "instructions", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     capabilities: ServerCapabilities
@@ -1412,6 +1487,7 @@ class InitializedNotification(_base.MCPModelWithConstants, _base.Notification[Un
 
     METHOD: ClassVar[str] = "notifications/initialized"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[NotificationParams] = None
@@ -1421,6 +1497,7 @@ class JSONRPCErrorResponse(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"id"})
     error: Error
     id: _base.Omittable[RequestId] = None
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
@@ -1430,6 +1507,7 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
@@ -1439,6 +1517,7 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
@@ -1459,6 +1538,9 @@ class LegacyTitledEnumSchema(_base.MCPModelWithConstants):
     This interface will be removed in a future version."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "enumNames", "enum_names", "title"}
+    )
     default: _base.Omittable[str] = None
     description: _base.Omittable[str] = None
     enum: list[str]
@@ -1476,6 +1558,7 @@ class ListPromptsRequest(
 
     METHOD: ClassVar[str] = "prompts/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "prompts/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["prompts/list"] = _base.constant("prompts/list")
@@ -1485,6 +1568,7 @@ class ListPromptsRequest(
 class ListPromptsResult(_base.MCPModel, _base.Result):
     """The server's response to a prompts/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -1500,6 +1584,7 @@ class ListResourceTemplatesRequest(
 
     METHOD: ClassVar[str] = "resources/templates/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/templates/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["resources/templates/list"] = _base.constant("resources/templates/list")
@@ -1509,6 +1594,7 @@ class ListResourceTemplatesRequest(
 class ListResourceTemplatesResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/templates/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -1524,6 +1610,7 @@ class ListResourcesRequest(
 
     METHOD: ClassVar[str] = "resources/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "resources/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["resources/list"] = _base.constant("resources/list")
@@ -1533,6 +1620,7 @@ class ListResourcesRequest(
 class ListResourcesResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -1552,6 +1640,7 @@ class ListRootsRequest(_base.MCPModelWithConstants, _base.Request[Union["Request
 
     METHOD: ClassVar[str] = "roots/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "roots/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["roots/list"] = _base.constant("roots/list")
@@ -1563,6 +1652,7 @@ class ListRootsResult(_base.MCPModel, _base.Result):
     This result contains an array of Root objects, each representing a root directory
     or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     roots: list[Root]
@@ -1575,6 +1665,7 @@ class ListTasksRequest(
 
     METHOD: ClassVar[str] = "tasks/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tasks/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["tasks/list"] = _base.constant("tasks/list")
@@ -1584,6 +1675,7 @@ class ListTasksRequest(
 class ListTasksResult(_base.MCPModel, _base.Result):
     """The response to a tasks/list request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -1599,6 +1691,7 @@ class ListToolsRequest(
 
     METHOD: ClassVar[str] = "tools/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "tools/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["tools/list"] = _base.constant("tools/list")
@@ -1608,6 +1701,7 @@ class ListToolsRequest(
 class ListToolsResult(_base.MCPModel, _base.Result):
     """The server's response to a tools/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -1629,6 +1723,7 @@ class LoggingMessageNotification(_base.MCPModelWithConstants, _base.Notification
 class LoggingMessageNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/message` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "logger", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     data: Any
@@ -1645,6 +1740,7 @@ class ModelHint(_base.MCPModel):
     Keys not declared here are currently left unspecified by the spec and are up
     to the client to interpret."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"name"})
     name: _base.Omittable[str] = None
     """A hint for a model name.
 
@@ -1670,6 +1766,17 @@ class ModelPreferences(_base.MCPModel):
     up to the client to decide how to interpret these preferences and how to
     balance them against other considerations."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "costPriority",
+            "cost_priority",
+            "hints",
+            "intelligencePriority",
+            "intelligence_priority",
+            "speedPriority",
+            "speed_priority",
+        }
+    )
     cost_priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = (
         Field(default=None, alias="costPriority")
     )
@@ -1699,16 +1806,19 @@ class ModelPreferences(_base.MCPModel):
 
 
 class Notification(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
 
 class NotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
 
 class NumberSchema(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "maximum", "minimum", "title"})
     default: _base.Omittable[Union[int, float]] = None
     description: _base.Omittable[str] = None
     maximum: _base.Omittable[Union[int, float]] = None
@@ -1719,6 +1829,7 @@ class NumberSchema(_base.MCPModel):
 
 class PaginatedRequest(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
@@ -1728,6 +1839,7 @@ class PaginatedRequest(_base.MCPModelWithConstants):
 class PaginatedRequestParams(_base.MCPModel):
     """Common parameters for paginated requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "cursor", "meta"})
     meta: _base.Omittable[PaginatedRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     cursor: _base.Omittable[str] = None
@@ -1738,11 +1850,13 @@ class PaginatedRequestParams(_base.MCPModel):
 class PaginatedRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
 
 class PaginatedResult(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
@@ -1755,6 +1869,7 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["RequestParam
 
     METHOD: ClassVar[str] = "ping"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "ping"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["ping"] = _base.constant("ping")
@@ -1774,6 +1889,7 @@ class ProgressNotification(_base.MCPModelWithConstants, _base.Notification["Prog
 class ProgressNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/progress` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "message", "meta", "total"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     message: _base.Omittable[str] = None
@@ -1789,6 +1905,9 @@ class ProgressNotificationParams(_base.MCPModel):
 class Prompt(_base.MCPModel):
     """A prompt or prompt template that the server offers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "arguments", "description", "icons", "meta", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     arguments: _base.Omittable[list[PromptArgument]] = None
@@ -1819,6 +1938,7 @@ class Prompt(_base.MCPModel):
 class PromptArgument(_base.MCPModel):
     """Describes an argument that a prompt can accept."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"description", "required", "title"})
     description: _base.Omittable[str] = None
     """A human-readable description of the argument."""
     name: str
@@ -1839,6 +1959,7 @@ class PromptListChangedNotification(_base.MCPModelWithConstants, _base.Notificat
 
     METHOD: ClassVar[str] = "notifications/prompts/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["notifications/prompts/list_changed"] = _base.constant("notifications/prompts/list_changed")
     params: _base.Omittable[NotificationParams] = None
@@ -1858,6 +1979,7 @@ class PromptReference(_base.MCPModelWithConstants):
     """Identifies a prompt."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "ref/prompt"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     """Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."""
     title: _base.Omittable[str] = None
@@ -1886,6 +2008,7 @@ class ReadResourceRequest(
 class ReadResourceRequestParams(_base.MCPModel):
     """Parameters for a `resources/read` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ReadResourceRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     uri: str
@@ -1895,6 +2018,7 @@ class ReadResourceRequestParams(_base.MCPModel):
 class ReadResourceRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1902,6 +2026,7 @@ class ReadResourceRequestParamsMeta(_base.MCPModel):
 class ReadResourceResult(_base.MCPModel, _base.Result):
     """The server's response to a resources/read request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     contents: list[Union[TextResourceContents, BlobResourceContents]]
@@ -1916,6 +2041,7 @@ class RelatedTaskMetadata(_base.MCPModel):
 
 
 class Request(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: str
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -1923,6 +2049,7 @@ class Request(_base.MCPModel):
 class RequestParams(_base.MCPModel):
     """Common params for any request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -1930,6 +2057,7 @@ class RequestParams(_base.MCPModel):
 class RequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -1937,6 +2065,9 @@ class RequestParamsMeta(_base.MCPModel):
 class Resource(_base.MCPModel):
     """A known resource that the server is capable of reading."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "icons", "meta", "mimeType", "mime_type", "size", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -1977,6 +2108,7 @@ class Resource(_base.MCPModel):
 class ResourceContents(_base.MCPModel):
     """The contents of a specific resource or sub-resource."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
@@ -1991,6 +2123,9 @@ class ResourceLink(_base.MCPModelWithConstants):
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "resource_link"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "icons", "meta", "mimeType", "mime_type", "size", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -2036,6 +2171,7 @@ class ResourceListChangedNotification(
 
     METHOD: ClassVar[str] = "notifications/resources/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["notifications/resources/list_changed"] = _base.constant("notifications/resources/list_changed")
     params: _base.Omittable[NotificationParams] = None
@@ -2044,6 +2180,7 @@ class ResourceListChangedNotification(
 class ResourceRequestParams(_base.MCPModel):
     """Common parameters when working with resources."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[ResourceRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     uri: str
@@ -2053,6 +2190,7 @@ class ResourceRequestParams(_base.MCPModel):
 class ResourceRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -2060,6 +2198,9 @@ class ResourceRequestParamsMeta(_base.MCPModel):
 class ResourceTemplate(_base.MCPModel):
     """A template description for resources available on the server."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "icons", "meta", "mimeType", "mime_type", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -2115,6 +2256,7 @@ class ResourceUpdatedNotification(_base.MCPModelWithConstants, _base.Notificatio
 class ResourceUpdatedNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/resources/updated` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     uri: str
@@ -2122,6 +2264,7 @@ class ResourceUpdatedNotificationParams(_base.MCPModel):
 
 
 class Result(_base.MCPModel, _base.Result):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
@@ -2129,6 +2272,7 @@ class Result(_base.MCPModel, _base.Result):
 class Root(_base.MCPModel):
     """Represents a root directory or file that the server can operate on."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "name"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     name: _base.Omittable[str] = None
@@ -2148,6 +2292,7 @@ class RootsListChangedNotification(_base.MCPModelWithConstants, _base.Notificati
 
     METHOD: ClassVar[str] = "notifications/roots/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["notifications/roots/list_changed"] = _base.constant("notifications/roots/list_changed")
     params: _base.Omittable[NotificationParams] = None
@@ -2156,6 +2301,7 @@ class RootsListChangedNotification(_base.MCPModelWithConstants, _base.Notificati
 class SamplingMessage(_base.MCPModel):
     """Describes a message issued to or received from an LLM API."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     content: Union[
@@ -2167,6 +2313,9 @@ class SamplingMessage(_base.MCPModel):
 class ServerCapabilities(_base.MCPModel):
     """Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"completions", "experimental", "logging", "prompts", "resources", "tasks", "tools"}
+    )
     completions: _base.Omittable[dict[str, Any]] = None
     """Present if the server supports argument autocompletion suggestions."""
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
@@ -2186,6 +2335,7 @@ class ServerCapabilities(_base.MCPModel):
 class ServerCapabilitiesPrompts(_base.MCPModel):
     """Present if the server offers any prompt templates."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
@@ -2193,6 +2343,7 @@ class ServerCapabilitiesPrompts(_base.MCPModel):
 class ServerCapabilitiesResources(_base.MCPModel):
     """Present if the server offers any resources to read."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed", "subscribe"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the resource list."""
     subscribe: _base.Omittable[bool] = None
@@ -2202,6 +2353,7 @@ class ServerCapabilitiesResources(_base.MCPModel):
 class ServerCapabilitiesTasks(_base.MCPModel):
     """Present if the server supports task-augmented requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cancel", "list", "requests"})
     cancel: _base.Omittable[dict[str, Any]] = None
     """Whether this server supports tasks/cancel."""
     list: _base.Omittable[dict[str, Any]] = None
@@ -2213,6 +2365,7 @@ class ServerCapabilitiesTasks(_base.MCPModel):
 class ServerCapabilitiesTasksRequests(_base.MCPModel):
     """Specifies which request types can be augmented with tasks."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"tools"})
     tools: _base.Omittable[ServerCapabilitiesTasksRequestsTools] = None
     """Task support for tool-related requests."""
 
@@ -2220,6 +2373,7 @@ class ServerCapabilitiesTasksRequests(_base.MCPModel):
 class ServerCapabilitiesTasksRequestsTools(_base.MCPModel):
     """Task support for tool-related requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"call"})
     call: _base.Omittable[dict[str, Any]] = None
     """Whether the server supports task-augmented tools/call requests."""
 
@@ -2227,6 +2381,7 @@ class ServerCapabilitiesTasksRequestsTools(_base.MCPModel):
 class ServerCapabilitiesTools(_base.MCPModel):
     """Present if the server offers any tools to call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"listChanged", "list_changed"})
     list_changed: _base.Omittable[bool] = Field(default=None, alias="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
@@ -2245,6 +2400,7 @@ class SetLevelRequest(_base.MCPModelWithConstants, _base.Request["SetLevelReques
 class SetLevelRequestParams(_base.MCPModel):
     """Parameters for a `logging/setLevel` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[SetLevelRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     level: LoggingLevel
@@ -2254,12 +2410,16 @@ class SetLevelRequestParams(_base.MCPModel):
 class SetLevelRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
 
 class StringSchema(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "format", "maxLength", "max_length", "minLength", "min_length", "title"}
+    )
     default: _base.Omittable[str] = None
     description: _base.Omittable[str] = None
     format: _base.Omittable[Literal["date", "date-time", "email", "uri"]] = None
@@ -2283,6 +2443,7 @@ class SubscribeRequest(_base.MCPModelWithConstants, _base.Request["SubscribeRequ
 class SubscribeRequestParams(_base.MCPModel):
     """Parameters for a `resources/subscribe` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[SubscribeRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     uri: str
@@ -2292,6 +2453,7 @@ class SubscribeRequestParams(_base.MCPModel):
 class SubscribeRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -2299,6 +2461,9 @@ class SubscribeRequestParamsMeta(_base.MCPModel):
 class Task(_base.MCPModel):
     """Data associated with a task."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"pollInterval", "poll_interval", "statusMessage", "status_message"}
+    )
     created_at: str = Field(alias="createdAt")
     """ISO 8601 timestamp when the task was created."""
     last_updated_at: str = Field(alias="lastUpdatedAt")
@@ -2322,6 +2487,7 @@ class Task(_base.MCPModel):
 class TaskAugmentedRequestParams(_base.MCPModel):
     """Common params for any task-augmented request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "task"})
     meta: _base.Omittable[TaskAugmentedRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     task: _base.Omittable[TaskMetadata] = None
@@ -2336,6 +2502,7 @@ class TaskAugmentedRequestParams(_base.MCPModel):
 class TaskAugmentedRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -2344,6 +2511,7 @@ class TaskMetadata(_base.MCPModel):
     """Metadata for augmenting a request with task execution.
     Include this in the `task` field of the request parameters."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"ttl"})
     ttl: _base.Omittable[int] = None
     """Requested duration in milliseconds to retain task from creation."""
 
@@ -2361,6 +2529,9 @@ class TaskStatusNotification(_base.MCPModelWithConstants, _base.Notification["Ta
 class TaskStatusNotificationParams(_base.MCPModel):
     """Parameters for a `notifications/tasks/status` notification."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "meta", "pollInterval", "poll_interval", "statusMessage", "status_message"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     created_at: str = Field(alias="createdAt")
@@ -2387,6 +2558,7 @@ class TextContent(_base.MCPModelWithConstants):
     """Text provided to or from an LLM."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "text"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "annotations", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[Annotations] = None
@@ -2397,6 +2569,7 @@ class TextContent(_base.MCPModelWithConstants):
 
 
 class TextResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "mimeType", "mime_type"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")
@@ -2411,6 +2584,9 @@ class TitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for multiple-selection enumeration with display titles for each option."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "array"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "maxItems", "max_items", "minItems", "min_items", "title"}
+    )
     default: _base.Omittable[list[str]] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2444,6 +2620,7 @@ class TitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for single-selection enumeration with display titles for each option."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "title"})
     default: _base.Omittable[str] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2465,6 +2642,9 @@ class TitledSingleSelectEnumSchemaOneOfItem(_base.MCPModel):
 class Tool(_base.MCPModel):
     """Definition for a tool the client can call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "annotations", "description", "execution", "icons", "meta", "outputSchema", "output_schema", "title"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     annotations: _base.Omittable[ToolAnnotations] = None
@@ -2516,6 +2696,19 @@ class ToolAnnotations(_base.MCPModel):
     Clients should never make tool use decisions based on ToolAnnotations
     received from untrusted servers."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "destructiveHint",
+            "destructive_hint",
+            "idempotentHint",
+            "idempotent_hint",
+            "openWorldHint",
+            "open_world_hint",
+            "readOnlyHint",
+            "read_only_hint",
+            "title",
+        }
+    )
     destructive_hint: _base.Omittable[bool] = Field(default=None, alias="destructiveHint")
     """If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -2548,6 +2741,7 @@ class ToolAnnotations(_base.MCPModel):
 class ToolChoice(_base.MCPModel):
     """Controls tool selection behavior for sampling requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mode"})
     mode: _base.Omittable[Literal["auto", "none", "required"]] = None
     """Controls the tool use ability of the model:
     - "auto": Model decides whether to use tools (default)
@@ -2558,6 +2752,7 @@ class ToolChoice(_base.MCPModel):
 class ToolExecution(_base.MCPModel):
     """Execution-related properties for a tool."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"taskSupport", "task_support"})
     task_support: _base.Omittable[Literal["forbidden", "optional", "required"]] = Field(
         default=None, alias="taskSupport"
     )
@@ -2576,6 +2771,7 @@ class ToolInputSchema(_base.MCPModelWithConstants):
     """A JSON Schema object defining the expected parameters for the tool."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"$schema", "properties", "required", "schema_"})
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
@@ -2587,6 +2783,7 @@ class ToolListChangedNotification(_base.MCPModelWithConstants, _base.Notificatio
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[NotificationParams] = None
@@ -2600,6 +2797,7 @@ class ToolOutputSchema(_base.MCPModelWithConstants):
     Currently restricted to type: "object" at the root level."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"$schema", "properties", "required", "schema_"})
     schema_: _base.Omittable[str] = Field(default=None, alias="$schema")
     properties: _base.Omittable[dict[str, dict[str, Any]]] = None
     required: _base.Omittable[list[str]] = None
@@ -2610,6 +2808,9 @@ class ToolResultContent(_base.MCPModelWithConstants):
     """The result of a tool use, provided by the user back to the assistant."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "tool_result"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"_meta", "isError", "is_error", "meta", "structuredContent", "structured_content"}
+    )
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """Optional metadata about the tool result. Clients SHOULD preserve this field when
     including tool results in subsequent sampling requests to enable caching optimizations.
@@ -2640,6 +2841,7 @@ class ToolUseContent(_base.MCPModelWithConstants):
     """A request from the assistant to call a tool."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "tool_use"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     """Optional metadata about the tool use. Clients SHOULD preserve this field when
     including tool uses in subsequent sampling requests to enable caching optimizations.
@@ -2660,6 +2862,7 @@ class URLElicitationRequiredError(_base.MCPModelWithConstants):
     """An error response that indicates that the server requires the client to provide additional information via an elicitation request."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"id"})
     error: URLElicitationRequiredErrorError
     id: _base.Omittable[RequestId] = None
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
@@ -2691,6 +2894,7 @@ class UnsubscribeRequest(_base.MCPModelWithConstants, _base.Request["Unsubscribe
 class UnsubscribeRequestParams(_base.MCPModel):
     """Parameters for a `resources/unsubscribe` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[UnsubscribeRequestParamsMeta] = Field(default=None, alias="_meta")
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
     uri: str
@@ -2700,6 +2904,7 @@ class UnsubscribeRequestParams(_base.MCPModel):
 class UnsubscribeRequestParamsMeta(_base.MCPModel):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[ProgressToken] = Field(default=None, alias="progressToken")
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
@@ -2708,6 +2913,9 @@ class UntitledMultiSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for multiple-selection enumeration without display titles for options."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "array"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "maxItems", "max_items", "minItems", "min_items", "title"}
+    )
     default: _base.Omittable[list[str]] = None
     """Optional default value."""
     description: _base.Omittable[str] = None
@@ -2736,6 +2944,7 @@ class UntitledSingleSelectEnumSchema(_base.MCPModelWithConstants):
     """Schema for single-selection enumeration without display titles for options."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "string"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"default", "description", "title"})
     default: _base.Omittable[str] = None
     """Optional default value."""
     description: _base.Omittable[str] = None

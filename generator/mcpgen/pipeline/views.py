@@ -227,6 +227,12 @@ def is_nullable(expr: TypeExpr) -> bool:
     return isinstance(expr, AnyType)
 
 
+def is_omittable(field: FieldDef) -> bool:
+    """A property that may be absent but is never null (``base.Omittable``): optional, not a constant, and its
+    type has no null. The constructor treats a None given for it as absent (``base.MCPModel.OMITTABLE_FIELDS``)."""
+    return not field.required and single_constant(field) is None and not is_nullable(field.type)
+
+
 def single_constant(field: FieldDef) -> str | int | bool | None:
     if field.required and isinstance(field.type, LiteralType) and len(field.type.values) == 1:
         return field.type.values[0]
@@ -320,6 +326,13 @@ class ModelsView:
             class_vars.append(
                 f"CONSTANT_FIELDS: {self.names['ClassVar']}[dict[str, {self.names['Any']}]] = {{{members}}}"
             )
+        omittable = sorted(
+            {name for f in definition.fields if is_omittable(f) for name in (f.python_name, f.wire_name)}
+        )
+        if omittable:
+            # Both spellings: the constructor takes a field by its Python name or its wire name.
+            members = ", ".join(python_string(name) for name in omittable)
+            class_vars.append(f"OMITTABLE_FIELDS: {self.names['ClassVar']}[frozenset[str]] = frozenset({{{members}}})")
         extra = None
         if definition.extra_values is not None:
             extra = f"__pydantic_extra__: dict[str, {self.types.render(definition.extra_values, quote=False)}] = {self.names['Field']}(init=False)"
@@ -356,7 +369,7 @@ class ModelsView:
             arguments = ", ".join(a for a in (python_value(constant), alias_argument) if a)
             declaration += f" = {BASE}.constant({arguments})"
         elif not field.required:
-            if not is_nullable(field.type):
+            if is_omittable(field):
                 # May be absent, but an explicit null is invalid: see base.Omittable.
                 declaration = f"{field.python_name}: {BASE}.Omittable[{annotation}]"
             if alias_argument:

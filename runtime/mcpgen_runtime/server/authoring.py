@@ -1,14 +1,16 @@
 """Turning plain Python functions into MCP tools, resources, resource templates, prompts and completions.
 
 Where it sits: in the ``server`` layer, under ``registry`` (whose ``tool()`` / ``resource()`` / ``prompt()`` /
-``completion()`` decorators build the definitions here) and above ``context`` (the ``Context`` a function may ask
-for, recognised by its annotation). Nothing here knows about connections or protocol versions: a definition
-describes itself as version-neutral wire dicts and turns a function's return value into wire dicts; ``handlers``
-fit those to the negotiated version's models.
+``completion()`` decorators build the definitions here) and above ``signatures`` (what a function takes and
+returns, its schemas and its ``Context`` parameter, all checked at registration) and ``errors`` (what a function
+raises on purpose). Nothing here knows about connections or protocol versions: a definition describes itself as
+version-neutral wire dicts and turns a function's return value into wire dicts; ``handlers`` fit those to the
+negotiated version's models.
 
 Schemas come from signatures through pydantic: the arguments of a tool become a generated model whose JSON schema
-is the ``inputSchema`` and which validates incoming ``arguments``; a structured return annotation (a pydantic model,
-a TypedDict, a dataclass or a ``dict[...]``) becomes the ``outputSchema``.
+is the ``inputSchema`` and which validates incoming ``arguments``; a structured return annotation (see
+``signatures`` for the rule and ``structured_output``) becomes the ``outputSchema``. A tool may instead be given
+its schemas as JSON (``input_schema=`` / ``output_schema=``, see ``ToolDef.build``): published verbatim.
 
 A tool may also build its whole ``CallToolResult`` itself (``FullToolResult``): it returns a generated
 ``CallToolResult`` model (of any version), or it is annotated ``-> CallToolResult`` (any version's generated class,
@@ -16,31 +18,47 @@ alone or in a union such as ``v2025_06_18.CallToolResult | dict[str, Any]``) and
 the annotation makes a dict a whole result, so ``-> dict[str, Any]`` stays structured output. Either way the value
 is validated against the negotiated version's ``CallToolResult`` as it is (not fitted); an invalid one is answered
 -32603 with the field paths, and logged.
+
+A tool that raises ``errors.ToolError`` answers ``isError: true`` with its content (logged at INFO); any other
+exception answers ``isError: true`` with its message and is logged with its traceback; ``errors.ProtocolError``
+(``InvalidParamsError``, ``ResourceNotFoundError``) is answered as the JSON-RPC error it is, by ``handlers``.
 """
 
 from __future__ import annotations
 
 import base64
-import dataclasses
 import functools
 import inspect
 import json
+import logging
 import re
-import types
-import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_origin
+from typing import Any
 from urllib.parse import unquote
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
-from typing_extensions import is_typeddict
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..protocol.results import field_errors
 from .context import Context
+from .errors import ProtocolError, ToolError
+from .signatures import (
+    AnyFunction,
+    Signature,
+    arguments_model,
+    arguments_schema,
+    auto_structured,
+    function_label,
+    inspect_function,
+    is_call_tool_result_class,
+    object_typed,
+    output_adapter,
+    returns_full_result,
+)
 
 __all__ = [
+    "AnyFunction",
     "CompletionDef",
     "FullToolResult",
     "PromptDef",
@@ -53,64 +71,8 @@ __all__ = [
     "validation_details",
 ]
 
-AnyFunction = Callable[..., Any]
-
-
-# -- signatures --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Signature:
-    """What a registered function takes: its data parameters (in order) and the name of its ``Context`` one."""
-
-    params: tuple[inspect.Parameter, ...]
-    hints: dict[str, Any]
-    context_param: str | None
-    return_hint: Any
-
-
-def _inspect(fn: AnyFunction) -> _Signature:
-    signature = inspect.signature(fn)
-    try:
-        # Resolves `from __future__ import annotations` strings; the context parameter is found by its type.
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:
-        hints = {name: p.annotation for name, p in signature.parameters.items() if p.annotation is not p.empty}
-        if signature.return_annotation is not signature.empty:
-            hints["return"] = signature.return_annotation
-    context_param: str | None = None
-    params: list[inspect.Parameter] = []
-    for name, param in signature.parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"{fn.__name__}: *args / **kwargs cannot be described by a schema")
-        hint = hints.get(name)
-        if isinstance(hint, type) and issubclass(hint, Context):
-            context_param = name
-            continue
-        params.append(param)
-    return _Signature(tuple(params), hints, context_param, hints.get("return", signature.return_annotation))
-
-
-def _arguments_model(fn: AnyFunction, sig: _Signature, suffix: str) -> type[BaseModel]:
-    """A pydantic model with one field per data parameter: its JSON schema describes the arguments, and it
-    validates (and converts) what a client sends."""
-    fields: dict[str, Any] = {}
-    for param in sig.params:
-        annotation = sig.hints.get(param.name, Any)
-        # A default may be a pydantic Field(...) (description, constraints): create_model takes either.
-        fields[param.name] = (annotation, param.default if param.default is not param.empty else ...)
-    name = "".join(part.capitalize() for part in re.split(r"[^0-9A-Za-z]+", fn.__name__) if part) + suffix
-    # extra="forbid": a misspelt argument is an error, not silently dropped.
-    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    model: type[BaseModel] = create_model(name, __config__=config, **fields)
-    return model
-
-
-def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    # The model's own title is the generated class name: noise for a client.
-    schema = dict(schema)
-    schema.pop("title", None)
-    return schema
+logger = logging.getLogger(__name__)
+Namespace = Mapping[str, Any] | None  # the scope a decorator ran in (see signatures.inspect_function)
 
 
 def description_of(fn: AnyFunction, given: str | None = None) -> str | None:
@@ -138,7 +100,7 @@ async def call_function(fn: AnyFunction, kwargs: dict[str, Any]) -> Any:
     return result
 
 
-def _bind(sig: _Signature, values: Mapping[str, Any], context: Context | None) -> dict[str, Any]:
+def _bind(sig: Signature, values: Mapping[str, Any], context: Context | None) -> dict[str, Any]:
     kwargs = dict(values)
     if sig.context_param is not None:
         kwargs[sig.context_param] = context
@@ -173,32 +135,6 @@ def content_blocks(value: Any) -> list[dict[str, Any]]:
     return [{"type": "text", "text": json.dumps(_to_json(value), ensure_ascii=False)}]
 
 
-def _is_structured(hint: Any) -> bool:
-    """Whether a return annotation describes a JSON object (what ``structuredContent`` must be)."""
-    origin = get_origin(hint) or hint
-    if isinstance(origin, type) and issubclass(origin, BaseModel):
-        return not _is_content_model(origin) and not _is_call_tool_result_class(origin)
-    if is_typeddict(hint) or (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
-        return True
-    return origin in (dict, Mapping)
-
-
-def _is_content_model(cls: type[BaseModel]) -> bool:
-    # A generated content block (TextContent, ImageContent, ...) is content, not structured output.
-    return "type" in cls.model_fields and cls.__module__.startswith("mcp_bindings.")
-
-
-def _is_call_tool_result_class(cls: object) -> bool:
-    """A generated ``CallToolResult`` of any version (the versions' classes are distinct, so match by origin)."""
-    return isinstance(cls, type) and cls.__name__ == "CallToolResult" and cls.__module__.startswith("mcp_bindings.")
-
-
-def _returns_full_result(hint: Any) -> bool:
-    """Whether a return annotation says the tool builds its whole ``CallToolResult`` (alone or in a union)."""
-    arms = typing.get_args(hint) if get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
-    return any(_is_call_tool_result_class(arm) for arm in arms)
-
-
 @dataclass(frozen=True, slots=True)
 class FullToolResult:
     """A tool's own ``CallToolResult`` (a generated model or a dict): answered as it is, once validated."""
@@ -216,9 +152,11 @@ class ToolDef:
     title: str | None
     description: str | None
     annotations: dict[str, Any] | None
-    sig: _Signature = field(repr=False)
+    sig: Signature = field(repr=False)
     arguments: type[BaseModel] = field(repr=False)
-    output: TypeAdapter[Any] | None = field(repr=False)
+    output: TypeAdapter[Any] | None = field(repr=False)  # dumps a structured value; None: plain JSON (or none)
+    input_json_schema: dict[str, Any] = field(default_factory=dict, repr=False)  # the published inputSchema
+    output_json_schema: dict[str, Any] | None = field(default=None, repr=False)  # outputSchema: structured output
     returns_full_result: bool = field(default=False, repr=False)  # annotated -> CallToolResult: a dict is one too
 
     @classmethod
@@ -231,65 +169,154 @@ class ToolDef:
         description: str | None = None,
         annotations: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        localns: Namespace = None,
     ) -> ToolDef:
-        sig = _inspect(fn)
-        full_result = _returns_full_result(sig.return_hint)
-        if full_result and structured_output:
-            raise TypeError(f"{fn.__name__}: a tool that returns its own CallToolResult has no structured output")
-        structured = _is_structured(sig.return_hint) if structured_output is None else structured_output
-        if structured and not _is_structured(sig.return_hint):
-            raise TypeError(f"{fn.__name__}: structured_output needs an object-typed return annotation")
-        output = TypeAdapter(sig.return_hint) if structured else None
+        """Describe ``fn`` as a tool; everything that cannot be described fails here, with a ``TypeError``.
+
+        ``structured_output``: None applies the automatic rule (``signatures``: a pydantic model, TypedDict,
+        dataclass or ``dict[str, T]`` return annotation; not a bare ``dict``), True forces structured output (any
+        object-typed annotation), False never.
+
+        ``input_schema`` / ``output_schema``: JSON schemas (``"type": "object"``) published verbatim instead of the
+        derived ones (``$schema``, ``$defs``, any 2020-12 keyword). Arguments are still validated and converted by
+        the signature, with pydantic: the schema is the clients' contract, the signature the function's; every
+        required parameter must be a property of ``input_schema`` and, unless the function takes ``**kwargs`` (which
+        then receives the other arguments exactly as they arrive), every property a parameter. Nothing is validated
+        against the hand-written schemas themselves (that would need a JSON Schema validator, which the runtime does
+        not depend on). With ``output_schema`` the output is structured: the return value's JSON (which must be an
+        object) is the ``structuredContent``."""
+        label = function_label(fn)
+        sig = inspect_function(fn, localns, var_keyword=input_schema is not None)
+        arguments = arguments_model(fn, sig, "Arguments")
+        if input_schema is None:
+            published_input = arguments_schema(fn, sig, arguments)
+        else:
+            published_input = _hand_written(label, "input_schema", input_schema)
+            _check_properties(label, sig, arguments, published_input)
+        hint = sig.return_hint
+        full_result = returns_full_result(hint)
+        output: TypeAdapter[Any] | None = None
+        if output_schema is not None:
+            if structured_output is False:
+                raise TypeError(f"{label}: output_schema= makes the output structured; drop structured_output=False")
+            published_output: dict[str, Any] | None = _hand_written(label, "output_schema", output_schema)
+        else:
+            if sig.unresolved_return is not None and structured_output is not False:
+                raise TypeError(
+                    f"{label}: the return annotation {hint!r} cannot be resolved ({sig.unresolved_return}); define or "
+                    "import it at module level, or pass structured_output=False"
+                )
+            if full_result and structured_output:
+                raise TypeError(f"{label}: a tool that returns its own CallToolResult has no structured output")
+            structured = auto_structured(hint) if structured_output is None else structured_output
+            if structured and not object_typed(hint):
+                raise TypeError(
+                    f"{label}: structured_output=True needs a return annotation that is a JSON object (a pydantic "
+                    "model, TypedDict, dataclass or dict), or output_schema="
+                )
+            output, published_output = output_adapter(fn, hint) if structured else (None, None)
         return cls(
             fn,
-            name or fn.__name__,
+            fn.__name__ if name is None else name,
             title,
             description_of(fn, description),
             dict(annotations) if annotations else None,
             sig,
-            _arguments_model(fn, sig, "Arguments"),
+            arguments,
             output,
+            published_input,
+            published_output,
             full_result,
         )
 
     def describe(self) -> dict[str, Any]:
         """The ``Tool`` object of ``tools/list``, with every field a newer version may know."""
-        tool: dict[str, Any] = {"name": self.name, "inputSchema": _clean_schema(self.arguments.model_json_schema())}
+        tool: dict[str, Any] = {"name": self.name, "inputSchema": self.input_json_schema}
         if self.title is not None:
             tool["title"] = self.title
         if self.description is not None:
             tool["description"] = self.description
         if self.annotations:
             tool["annotations"] = self.annotations
-        if self.output is not None:
-            tool["outputSchema"] = _clean_schema(self.output.json_schema())
+        if self.output_json_schema is not None:
+            tool["outputSchema"] = self.output_json_schema
         return tool
+
+    def _kwargs(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        given = dict(arguments or {})
+        rest: dict[str, Any] = {}
+        if self.sig.var_keyword is not None:
+            # **kwargs takes what the signature does not name, unvalidated; the named ones are validated as usual.
+            rest = {key: given.pop(key) for key in list(given) if key not in self.arguments.model_fields}
+        values = self.arguments.model_validate(given)
+        return {**rest, **{name: getattr(values, name) for name in type(values).model_fields}}
 
     async def call(
         self, arguments: Mapping[str, Any] | None, context: Context | None
     ) -> dict[str, Any] | FullToolResult:
         """Run the tool: a ``CallToolResult`` dict, or the tool's own result (``FullToolResult``). Bad arguments and
         exceptions raised by the tool become results with ``isError: true`` (the model can read and correct them),
-        for every protocol version."""
+        for every protocol version; ``ProtocolError`` goes on to be the request's JSON-RPC error."""
         try:
-            values = self.arguments.model_validate(dict(arguments or {}))
+            kwargs = _bind(self.sig, self._kwargs(arguments), context)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(d['loc']) or '(arguments)'}: {d['msg']}" for d in validation_details(exc))
             return _tool_error(f"Invalid arguments for tool {self.name!r}: {problems}")
-        kwargs = _bind(self.sig, {name: getattr(values, name) for name in type(values).model_fields}, context)
         try:
             value = await call_function(self.fn, kwargs)
+        except ProtocolError:
+            raise
+        except ToolError as exc:
+            # Raised on purpose: the tool's own report, without a traceback.
+            logger.info("tool %r answered isError: %s", self.name, exc)
+            return {"content": content_blocks(exc.content), "isError": True}
         except Exception as exc:
             # The message is the tool's own report; the traceback stays on the server.
+            logger.exception("tool %r failed", self.name)
             return _tool_error(str(exc) or type(exc).__name__)
-        if _is_call_tool_result_class(type(value)) or (self.returns_full_result and isinstance(value, Mapping)):
+        if is_call_tool_result_class(type(value)) or (self.returns_full_result and isinstance(value, Mapping)):
             return FullToolResult(value)
-        if self.output is not None:
-            structured = self.output.dump_python(value, mode="json", by_alias=True)
+        if self.output_json_schema is not None:
+            structured = self.output.dump_python(value, mode="json", by_alias=True) if self.output else _to_json(value)
+            if not isinstance(structured, dict):
+                raise TypeError(
+                    f"tool {self.name!r} returned {type(value).__name__}, not the object its outputSchema says"
+                )
             # Older clients read content only: the same JSON as text (what the spec recommends).
             text = json.dumps(structured, ensure_ascii=False)
             return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
         return {"content": content_blocks(value), "isError": False}
+
+
+def _hand_written(label: str, which: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A hand-written schema, checked (MCP requires ``"type": "object"``) and copied through JSON."""
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        raise TypeError(f'{label}: {which} must be a JSON schema with "type": "object" (MCP requires it)')
+    try:
+        copied: dict[str, Any] = json.loads(json.dumps(schema, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{label}: {which} is not JSON ({exc})") from None
+    return copied
+
+
+def _check_properties(label: str, sig: Signature, arguments: type[BaseModel], schema: Mapping[str, Any]) -> None:
+    """A hand-written ``inputSchema`` and the signature must agree on the names, or calls could never succeed."""
+    properties = schema.get("properties")
+    if properties is None:
+        return
+    if not isinstance(properties, Mapping):
+        raise TypeError(f"{label}: the properties of input_schema must be an object")
+    for name, info in arguments.model_fields.items():
+        if info.is_required() and name not in properties:
+            raise TypeError(f"{label}: parameter {name!r} is required, but input_schema has no property {name!r}")
+    unknown = sorted(name for name in properties if name not in arguments.model_fields)
+    if unknown and sig.var_keyword is None:
+        raise TypeError(
+            f"{label}: input_schema has properties that are not parameters: {', '.join(unknown)} (add them, or "
+            "**kwargs to receive them as they arrive)"
+        )
 
 
 def _tool_error(message: str) -> dict[str, Any]:
@@ -306,13 +333,13 @@ class ResourceDef:
     title: str | None
     description: str | None
     mime_type: str | None
-    sig: _Signature = field(repr=False)
+    sig: Signature = field(repr=False)
 
     @classmethod
-    def build(cls, fn: AnyFunction, uri: str, **info: Any) -> ResourceDef:
-        sig = _inspect(fn)
+    def build(cls, fn: AnyFunction, uri: str, *, localns: Namespace = None, **info: Any) -> ResourceDef:
+        sig = inspect_function(fn, localns)
         if sig.params:
-            raise TypeError(f"{fn.__name__}: a static resource takes no arguments (only a Context)")
+            raise TypeError(f"{function_label(fn)}: a static resource takes no arguments (only a Context)")
         return cls(fn, uri, sig=sig, **info)
 
     def describe(self) -> dict[str, Any]:
@@ -337,14 +364,16 @@ class ResourceTemplateDef:
     title: str | None
     description: str | None
     mime_type: str | None
-    sig: _Signature = field(repr=False)
+    sig: Signature = field(repr=False)
     variables: tuple[str, ...] = field(repr=False)
     pattern: re.Pattern[str] = field(repr=False)
     arguments: type[BaseModel] = field(repr=False)
 
     @classmethod
-    def build(cls, fn: AnyFunction, uri_template: str, **info: Any) -> ResourceTemplateDef:
-        sig = _inspect(fn)
+    def build(
+        cls, fn: AnyFunction, uri_template: str, *, localns: Namespace = None, **info: Any
+    ) -> ResourceTemplateDef:
+        sig = inspect_function(fn, localns)
         variables: list[str] = []
         regex, last = "", 0
         for match in _TEMPLATE_VAR.finditer(uri_template):
@@ -356,16 +385,18 @@ class ResourceTemplateDef:
         names = {p.name for p in sig.params}
         if set(variables) != names:
             raise TypeError(
-                f"{fn.__name__}: parameters {sorted(names)} must match the variables of {uri_template!r}: "
+                f"{function_label(fn)}: parameters {sorted(names)} must match the variables of {uri_template!r}: "
                 f"{sorted(variables)}"
             )
+        arguments = arguments_model(fn, sig, "Variables")
+        arguments_schema(fn, sig, arguments)  # a variable of a type without a schema fails now, by name
         return cls(
             fn,
             uri_template,
             sig=sig,
             variables=tuple(variables),
             pattern=re.compile(f"^{regex}$"),
-            arguments=_arguments_model(fn, sig, "Variables"),
+            arguments=arguments,
             **info,
         )
 
@@ -426,15 +457,23 @@ class PromptDef:
     name: str
     title: str | None
     description: str | None
-    sig: _Signature = field(repr=False)
+    sig: Signature = field(repr=False)
     arguments: type[BaseModel] = field(repr=False)
 
     @classmethod
-    def build(cls, fn: AnyFunction, name: str | None, title: str | None, description: str | None) -> PromptDef:
-        sig = _inspect(fn)
-        return cls(
-            fn, name or fn.__name__, title, description_of(fn, description), sig, _arguments_model(fn, sig, "Args")
-        )
+    def build(
+        cls,
+        fn: AnyFunction,
+        name: str | None,
+        title: str | None,
+        description: str | None,
+        *,
+        localns: Namespace = None,
+    ) -> PromptDef:
+        sig = inspect_function(fn, localns)
+        arguments = arguments_model(fn, sig, "Args")
+        arguments_schema(fn, sig, arguments)  # an argument of a type without a schema fails now, by name
+        return cls(fn, fn.__name__ if name is None else name, title, description_of(fn, description), sig, arguments)
 
     def describe(self) -> dict[str, Any]:
         prompt: dict[str, Any] = {"name": self.name}
@@ -487,13 +526,13 @@ class CompletionDef:
     chosen (``context.arguments``, 2025-06-18 and later); it returns the candidate values."""
 
     fn: AnyFunction
-    sig: _Signature = field(repr=False)
+    sig: Signature = field(repr=False)
 
     @classmethod
-    def build(cls, fn: AnyFunction) -> CompletionDef:
-        sig = _inspect(fn)
+    def build(cls, fn: AnyFunction, *, localns: Namespace = None) -> CompletionDef:
+        sig = inspect_function(fn, localns)
         if not 1 <= len(sig.params) <= 2:
-            raise TypeError(f"{fn.__name__}: a completion takes (value) or (value, arguments)")
+            raise TypeError(f"{function_label(fn)}: a completion takes (value) or (value, arguments)")
         return cls(fn, sig)
 
     async def complete(self, value: str, arguments: dict[str, str], context: Context | None) -> dict[str, Any]:

@@ -8,25 +8,54 @@ into the version's models before calling them, and validates what they return in
 definitions and fit them to the version (dropping fields it does not have); a tool's own ``CallToolResult``
 (``authoring.FullToolResult``) is passed through unfitted, to be validated as it is. What they use of the connection
 is the ``HandledConnection`` protocol below, so that this module does not import ``connection`` (which imports it).
+
+The handlers that call registered functions answer an ``errors.ProtocolError`` the function raised on purpose as
+that JSON-RPC error (``ResourceNotFoundError`` with the negotiated version's code) and log it at INFO, without a
+traceback; any other exception goes on to the session, which answers -32603 and logs the traceback.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
-from typing import Any, Final, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
 from ..jsonrpc.envelopes import InvalidParams, JSONRPCError
 from .authoring import FullToolResult, call_function, validation_details
 from .context import Context
+from .errors import RESOURCE_NOT_FOUND, ProtocolError, ResourceNotFoundError, resource_not_found_code
 from .registry import Registry
 
 __all__ = ["RESOURCE_NOT_FOUND", "HandledConnection", "Handlers", "fit"]
 
-RESOURCE_NOT_FOUND: Final = -32002  # the code the MCP spec gives for resources/read of an unknown URI
+logger = logging.getLogger(__name__)
+
+H = TypeVar("H", bound="Handlers")
+Handler = Callable[[H, Any, Context], Awaitable[Any]]
+
+
+def _answers_protocol_errors(method: Handler[H]) -> Handler[H]:
+    """Wrap a handler that calls registered functions: a ``ProtocolError`` they raise is logged at INFO (no
+    traceback: it was raised on purpose) and answered as the JSON-RPC error it is, fitted to the version."""
+
+    @functools.wraps(method)
+    async def handler(self: H, params: Any, context: Context) -> Any:
+        try:
+            return await method(self, params, context)
+        except ProtocolError as exc:
+            target = getattr(params, "name", None) or getattr(params, "uri", None)
+            logger.info(
+                "%s%s answered %s: %s", method.__name__, f" {target!r}" if target else "", exc.code, exc.message
+            )
+            if isinstance(exc, ResourceNotFoundError):
+                raise JSONRPCError(self._not_found_code(), exc.message, exc.data) from None
+            raise
+
+    return handler
 
 
 def fit(model: Any, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,6 +103,9 @@ class Handlers:
     def _result(self, name: str, data: Mapping[str, Any]) -> dict[str, Any]:
         return fit(getattr(self.connection.bindings, name), data)
 
+    def _not_found_code(self) -> int:
+        return resource_not_found_code(self.connection.bindings.PROTOCOL_VERSION)
+
     def _fitted(self, name: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         model = getattr(self.connection.bindings, name)
         return [fit(model, item) for item in items]
@@ -105,6 +137,7 @@ class Handlers:
         tools = self._fitted("Tool", [tool.describe() for tool in self.server.tools.values()])
         return self._result("ListToolsResult", {"tools": tools})
 
+    @_answers_protocol_errors
     async def call_tool(self, params: Any, context: Context) -> Any:
         tool = self.server.tools.get(params.name)
         if tool is None:
@@ -125,6 +158,7 @@ class Handlers:
         templates = self._fitted("ResourceTemplate", [t.describe() for t in self.server.templates.values()])
         return self._result("ListResourceTemplatesResult", {"resourceTemplates": templates})
 
+    @_answers_protocol_errors
     async def read_resource(self, params: Any, context: Context) -> Any:
         uri: str = params.uri
         resource = self.server.resources.get(uri)
@@ -139,14 +173,17 @@ class Handlers:
             except ValidationError as exc:
                 raise InvalidParams(f"Invalid URI for {template.uri_template}", validation_details(exc)) from None
             return self._result("ReadResourceResult", {"contents": contents})
-        raise JSONRPCError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+        raise JSONRPCError(self._not_found_code(), "Resource not found", {"uri": uri})
 
+    @_answers_protocol_errors
     async def subscribe(self, params: Any, context: Context) -> Any:
-        self.connection.subscriptions.add(params.uri)
         if self.server.subscribe_hook is not None:
+            # First: a hook that refuses (ResourceNotFoundError, ...) leaves no subscription behind.
             await call_function(functools.partial(self.server.subscribe_hook, params.uri), {})
+        self.connection.subscriptions.add(params.uri)
         return self._result("EmptyResult", {})
 
+    @_answers_protocol_errors
     async def unsubscribe(self, params: Any, context: Context) -> Any:
         self.connection.subscriptions.discard(params.uri)
         if self.server.unsubscribe_hook is not None:
@@ -159,6 +196,7 @@ class Handlers:
         prompts = self._fitted("Prompt", [p.describe() for p in self.server.prompts.values()])
         return self._result("ListPromptsResult", {"prompts": prompts})
 
+    @_answers_protocol_errors
     async def get_prompt(self, params: Any, context: Context) -> Any:
         prompt = self.server.prompts.get(params.name)
         if prompt is None:
@@ -169,6 +207,7 @@ class Handlers:
             raise InvalidParams(f"Invalid arguments for prompt {params.name!r}", validation_details(exc)) from None
         return self._result("GetPromptResult", rendered)
 
+    @_answers_protocol_errors
     async def complete(self, params: Any, context: Context) -> Any:
         ref = params.ref
         if ref.type == "ref/prompt":

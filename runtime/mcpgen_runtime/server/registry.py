@@ -5,12 +5,20 @@ Where it sits: in the ``server`` layer, above ``authoring`` (the decorators buil
 ``handlers`` and ``connection`` (which answer from a ``Registry`` without knowing about the ``Server`` that owns the
 connections) and ``server`` (``Server`` is a ``Registry`` that also serves). Nothing here knows about connections,
 sessions or protocol versions.
+
+The decorators fail loudly, at registration: ``@server.tool`` and ``@server.prompt`` work with or without
+parentheses, ``@server.resource`` without its URI raises a ``TypeError`` that says what to write; a second tool,
+prompt, resource (same URI), resource template (same URI template) or completion (same target) raises
+``ValueError`` unless ``replace=True``; tool names follow the spec's rules (2025-11-25 server/tools "Tool names");
+a function that cannot be described (see ``signatures``) raises ``TypeError`` naming it and the parameter.
 """
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar, overload
 
 from .authoring import (
     AnyFunction,
@@ -22,9 +30,37 @@ from .authoring import (
     description_of,
 )
 
-__all__ = ["Registry"]
+__all__ = ["TOOL_NAME", "Registry"]
 
 F = TypeVar("F", bound=AnyFunction)
+K = TypeVar("K")
+D = TypeVar("D")
+
+TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+"""What a tool name may be (MCP 2025-11-25, server/tools "Tool names"): 1 to 128 of A-Z, a-z, 0-9, _, - and ."""
+
+
+def _defining_scope(depth: int = 2) -> dict[str, Any] | None:
+    """The local names of the scope a decorator is applied in (``depth`` frames up from the caller): string
+    annotations (``from __future__ import annotations``) may name classes defined there. None at module level,
+    where the function's own globals are that scope."""
+    frame = sys._getframe(depth)
+    return None if frame.f_locals is frame.f_globals else dict(frame.f_locals)
+
+
+def _add(kind: str, table: dict[K, D], key: K, definition: D, replace: bool) -> None:
+    existing = table.get(key)
+    if existing is not None and not replace:
+        raise ValueError(
+            f"{kind} {key!r} is already registered (by {_label(existing)}); pass replace=True to replace it, or give "
+            "this one another name"
+        )
+    table[key] = definition
+
+
+def _label(definition: Any) -> str:
+    fn = getattr(definition, "fn", None)
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
 class Registry:
@@ -52,6 +88,10 @@ class Registry:
 
     # -- registration ---------------------------------------------------------------------------------------------
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(
         self,
         name: str | None = None,
@@ -60,24 +100,60 @@ class Registry:
         description: str | None = None,
         annotations: Mapping[str, Any] | None = None,
         structured_output: bool | None = None,
-    ) -> Callable[[F], F]:
-        """Register a tool: name from the function, description from its docstring, ``inputSchema`` from its
-        parameters, ``outputSchema`` from an object-typed return annotation (unless ``structured_output=False``).
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> F | Callable[[F], F]:
+        """Register a tool (``@server.tool`` or ``@server.tool(...)``): name from the function (it must follow the
+        spec's tool-name rules: 1-128 of ``A-Za-z0-9_.-``), description from its docstring, ``inputSchema`` from its
+        parameters, ``outputSchema`` from its return annotation.
+
+        ``structured_output``: None (default) makes the output structured when the return annotation is a pydantic
+        model, a TypedDict, a dataclass or ``dict[str, T]`` (not a bare ``dict``: pass True for that); True forces
+        it (any of these), False never. ``input_schema`` / ``output_schema``: JSON schemas published verbatim instead
+        of the derived ones (see ``authoring.ToolDef.build`` for how arguments are then passed). ``replace``: replace
+        a tool of the same name instead of raising ``ValueError``.
+
         A tool that returns a generated ``CallToolResult``, or is annotated ``-> CallToolResult`` and returns a dict,
-        answers with that whole result, validated against the negotiated version (see ``authoring``)."""
+        answers with that whole result, validated against the negotiated version (see ``authoring``); one that
+        raises ``ToolError`` answers ``isError: true`` with its content."""
+        localns = _defining_scope()
 
         def register(fn: F) -> F:
             tool = ToolDef.build(
                 fn,
-                name,
+                None if callable(name) else name,
                 title=title,
                 description=description,
                 annotations=annotations,
                 structured_output=structured_output,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                localns=localns,
             )
-            self.tools[tool.name] = tool
+            if not isinstance(tool.name, str) or not TOOL_NAME.fullmatch(tool.name):
+                raise ValueError(
+                    f"tool name {tool.name!r} ({_label(tool)}): MCP tool names are 1 to 128 characters of A-Z, a-z, "
+                    "0-9, '_', '-' and '.'; pass name= with one"
+                )
+            _add("tool", self.tools, tool.name, tool, replace)
             return fn
 
+        if callable(name):  # @server.tool without parentheses
+            return register(name)
         return register
 
     def remove_tool(self, name: str) -> None:
@@ -91,46 +167,83 @@ class Registry:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        replace: bool = False,
     ) -> Callable[[F], F]:
         """Register a resource; a URI with ``{variables}`` registers a resource template whose variables are bound
-        to the function's parameters of the same names."""
+        to the function's parameters of the same names. ``replace``: replace the resource (template) of the same
+        URI (template) instead of raising ``ValueError``."""
+        if not isinstance(uri, str):
+            what = getattr(uri, "__name__", type(uri).__name__)
+            raise TypeError(
+                f'@resource needs the resource\'s URI: write @server.resource("scheme://path") (or a URI template '
+                f'such as "scheme://items/{{id}}") above {what}, not @server.resource'
+            )
+        localns = _defining_scope()
 
         def register(fn: F) -> F:
             info: dict[str, Any] = {
-                "name": name or fn.__name__,
+                "name": fn.__name__ if name is None else name,
                 "title": title,
                 "description": description_of(fn, description),
                 "mime_type": mime_type,
             }
             if "{" in uri:
-                self.templates[uri] = ResourceTemplateDef.build(fn, uri, **info)
+                template = ResourceTemplateDef.build(fn, uri, localns=localns, **info)
+                _add("resource template", self.templates, uri, template, replace)
             else:
-                self.resources[uri] = ResourceDef.build(fn, uri, **info)
+                _add("resource", self.resources, uri, ResourceDef.build(fn, uri, localns=localns, **info), replace)
             return fn
 
         return register
+
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        replace: bool = False,
+    ) -> Callable[[F], F]: ...
 
     def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
-    ) -> Callable[[F], F]:
-        """Register a prompt; its parameters are the prompt's arguments (required unless they have a default)."""
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        replace: bool = False,
+    ) -> F | Callable[[F], F]:
+        """Register a prompt (``@server.prompt`` or ``@server.prompt(...)``); its parameters are the prompt's
+        arguments (required unless they have a default). ``replace``: replace a prompt of the same name instead of
+        raising ``ValueError``."""
+        localns = _defining_scope()
 
         def register(fn: F) -> F:
-            prompt = PromptDef.build(fn, name, title, description)
-            self.prompts[prompt.name] = prompt
+            prompt = PromptDef.build(fn, None if callable(name) else name, title, description, localns=localns)
+            _add("prompt", self.prompts, prompt.name, prompt, replace)
             return fn
 
+        if callable(name):  # @server.prompt without parentheses
+            return register(name)
         return register
 
-    def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[F], F]:
+    def completion(
+        self, *, argument: str, prompt: str | None = None, resource: str | None = None, replace: bool = False
+    ) -> Callable[[F], F]:
         """Register the completion of ``argument`` of prompt ``prompt``, or of variable ``argument`` of the resource
-        template ``resource``. The function takes ``(value)`` or ``(value, other_arguments)`` and returns values."""
+        template ``resource``. The function takes ``(value)`` or ``(value, other_arguments)`` and returns values.
+        ``replace``: replace the completion of the same argument instead of raising ``ValueError``."""
         if (prompt is None) == (resource is None):
             raise TypeError("completion() needs exactly one of prompt= or resource=")
         key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", resource or "", argument)
+        localns = _defining_scope()
 
         def register(fn: F) -> F:
-            self.completions[key] = CompletionDef.build(fn)
+            _add("completion", self.completions, key, CompletionDef.build(fn, localns=localns), replace)
             return fn
 
         return register

@@ -30,6 +30,8 @@ else:
 
         Type checkers see `T | None` (reading an absent property gives None); at run time the
         field validates as plain `T`, so an explicit JSON null is rejected, as the schema says.
+        The Python constructor takes None for it as "absent" (see MCPModel.OMITTABLE_FIELDS), so
+        `GetPromptRequestParams(name="p", arguments=None)` is valid, as type checkers say.
         """
 
         def __class_getitem__(cls, item: Any) -> Any:
@@ -43,7 +45,9 @@ class MCPModel(BaseModel):
     - unknown properties are kept and dumped again (peers send extensions);
     - fields populate by wire name or by Python name, and dump by wire name;
     - dumps leave out what was never set, so validate-then-dump gives back the same JSON;
-    - schemas are built on first use, which keeps importing a version cheap.
+    - schemas are built on first use, which keeps importing a version cheap;
+    - the constructor drops a None given for an `Omittable` field (it is then absent and not
+      dumped); validating JSON (model_validate, model_validate_json) still rejects a null there.
     """
 
     model_config = ConfigDict(
@@ -54,6 +58,18 @@ class MCPModel(BaseModel):
         serialize_by_alias=True,
         defer_build=True,
     )
+
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    """The `Omittable` fields, by Python name and by wire name (generated per class)."""
+
+    def __init__(self, /, **data: Any) -> None:
+        for name in type(self).OMITTABLE_FIELDS.intersection(data):
+            if data[name] is None:
+                del data[name]
+        super().__init__(**data)
+
+    # Construction only, as in MCPModelWithConstants below: validation never runs this.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     def model_dump(self, *, exclude_unset: bool = True, **kwargs: Any) -> dict[str, Any]:
         return super().model_dump(exclude_unset=exclude_unset, **kwargs)

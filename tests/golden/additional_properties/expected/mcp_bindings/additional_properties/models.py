@@ -50,6 +50,7 @@ else:
 class ClientCapabilities(_base.MCPModel):
     """Capabilities a client may support."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"experimental", "sampling"})
     experimental: _base.Omittable[dict[str, dict[str, Any]]] = None
     """Experimental, non-standard capabilities that the client supports."""
     sampling: _base.Omittable[dict[str, Any]] = None
@@ -67,6 +68,7 @@ class InputResponse(_base.MCPModel):
 
 
 class Result(_base.MCPModel, _base.Result):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[MetaObject] = Field(default=None, alias="_meta")
 
 

@@ -30,17 +30,20 @@ __all__ = [
 class BaseMetadata(_base.MCPModel):
     """Base interface for metadata with name (identifier) and title (display name) properties."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     title: _base.Omittable[str] = None
 
 
 class Icons(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"icons"})
     icons: _base.Omittable[list[str]] = None
 
 
 class Implementation(_base.MCPModel):
     """Describes the name and version of an MCP implementation."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"icons", "title"})
     name: str
     title: _base.Omittable[str] = None
     """Overrides BaseMetadata.title."""
@@ -49,6 +52,7 @@ class Implementation(_base.MCPModel):
 
 
 class Tool(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     title: _base.Omittable[str] = None
     input_schema: ToolInputSchema = Field(alias="inputSchema")
@@ -56,6 +60,7 @@ class Tool(_base.MCPModel):
 
 class ToolInputSchema(_base.MCPModelWithConstants):
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"type": "object"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"required"})
     type: Literal["object"] = _base.constant("object")
     required: _base.Omittable[list[str]] = None
 

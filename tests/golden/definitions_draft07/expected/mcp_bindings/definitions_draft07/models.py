@@ -40,6 +40,7 @@ class Implementation(_base.MCPModel):
 class InitializeResult(_base.MCPModel):
     """After receiving an initialize request from the client, the server sends this response."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"instructions"})
     protocol_version: str = Field(alias="protocolVersion")
     server_info: Implementation = Field(alias="serverInfo")
     instructions: _base.Omittable[str] = None

@@ -33,6 +33,7 @@ else:
 class Implementation(_base.MCPModel):
     """Describes the name and version of an MCP implementation."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"title"})
     name: str
     title: _base.Omittable[str] = None
     version: str
@@ -41,6 +42,7 @@ class Implementation(_base.MCPModel):
 class InitializeResult(_base.MCPModel):
     """After receiving an initialize request from the client, the server sends this response."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"instructions"})
     protocol_version: str = Field(alias="protocolVersion")
     server_info: Implementation = Field(alias="serverInfo")
     instructions: _base.Omittable[str] = None

@@ -44,6 +44,7 @@ else:
 
 
 class Annotations(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"audience", "priority"})
     audience: _base.Omittable[list[Role]] = None
     priority: _base.Omittable[Union[Annotated[int, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]] = None
 

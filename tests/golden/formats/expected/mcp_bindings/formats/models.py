@@ -26,6 +26,7 @@ __all__ = [
 
 
 class BlobResourceContents(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"mimeType", "mime_type"})
     blob: str
     """A base64-encoded string representing the binary data of the item."""
     mime_type: _base.Omittable[str] = Field(default=None, alias="mimeType")

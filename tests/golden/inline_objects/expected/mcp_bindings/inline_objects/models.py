@@ -41,12 +41,14 @@ class CallToolRequest(_base.MCPModelWithConstants):
 
 
 class CallToolRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "arguments", "meta"})
     meta: _base.Omittable[CallToolRequestParamsMeta] = Field(default=None, alias="_meta")
     arguments: _base.Omittable[dict[str, Any]] = None
     name: str
 
 
 class CallToolRequestParamsMeta(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"progressToken", "progress_token"})
     progress_token: _base.Omittable[Union[str, int]] = Field(default=None, alias="progressToken")
 
 
@@ -68,6 +70,7 @@ class ElicitRequestParamsRequestedSchema(_base.MCPModelWithConstants):
 
 
 class ElicitRequestParamsRequestedSchemaPropertiesValue(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"type"})
     type: _base.Omittable[str] = None
 
 
@@ -76,11 +79,13 @@ class ListToolsResult(_base.MCPModel):
 
 
 class ListToolsResultToolsItem(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"annotations"})
     name: str
     annotations: _base.Omittable[ListToolsResultToolsItemAnnotations] = None
 
 
 class ListToolsResultToolsItemAnnotations(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"readOnlyHint", "read_only_hint"})
     read_only_hint: _base.Omittable[bool] = Field(default=None, alias="readOnlyHint")
 
 

@@ -33,6 +33,9 @@ class Implementation(_base.MCPModel):
 class PromptReference(_base.MCPModel):
     """Odd keys: reserved _meta, a $schema key, a Python keyword and BaseModel attribute names."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"$schema", "_meta", "from", "from_", "json", "json_", "meta", "schema", "schema_", "schema__"}
+    )
     schema__: _base.Omittable[str] = Field(default=None, alias="$schema")
     meta: _base.Omittable[RequestMetaObject] = Field(default=None, alias="_meta")
     from_: _base.Omittable[str] = Field(default=None, alias="from")
@@ -44,6 +47,9 @@ class PromptReference(_base.MCPModel):
 class RequestMetaObject(_base.MCPModel):
     """Metadata a client attaches to a request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"client_info", "io.modelcontextprotocol/clientInfo", "progressToken", "progress_token"}
+    )
     client_info: _base.Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/clientInfo")
     progress_token: _base.Omittable[Union[str, int]] = Field(default=None, alias="progressToken")
 

@@ -45,6 +45,7 @@ else:
 
 
 class CallToolResult(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"structuredContent", "structured_content"})
     structured_content: _base.Omittable[JSONObject] = Field(default=None, alias="structuredContent")
 
 

@@ -35,6 +35,7 @@ else:
 class ListToolsResult(_base.MCPModel):
     """The server's response to a tools/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"nextCursor", "next_cursor"})
     next_cursor: _base.Omittable[Cursor] = Field(default=None, alias="nextCursor")
     """An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available."""
@@ -44,6 +45,7 @@ class ListToolsResult(_base.MCPModel):
 class PaginatedRequestParams(_base.MCPModel):
     """Common parameters for paginated requests."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[Cursor] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""

@@ -119,6 +119,7 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
 
 
 class CancelledNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"reason"})
     reason: _base.Omittable[str] = None
     request_id: RequestId = Field(alias="requestId")
 
@@ -128,6 +129,7 @@ class InitializedNotification(_base.MCPModelWithConstants, _base.Notification[Un
 
     METHOD: ClassVar[str] = "notifications/initialized"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/initialized"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/initialized"] = _base.constant("notifications/initialized")
     params: _base.Omittable[dict[str, Any]] = None
 
@@ -152,6 +154,7 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
@@ -161,6 +164,7 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
@@ -183,17 +187,20 @@ class ListToolsRequest(
 
     METHOD: ClassVar[str] = "tools/list"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "tools/list"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["tools/list"] = _base.constant("tools/list")
     params: _base.Omittable[ListToolsRequestParams] = None
 
 
 class ListToolsRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
     cursor: _base.Omittable[str] = None
 
 
 class ListToolsResult(_base.MCPModel, _base.Result):
     """The server's response to a tools/list request from the client."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta", "nextCursor", "next_cursor"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     next_cursor: _base.Omittable[str] = Field(default=None, alias="nextCursor")
     tools: list[ListToolsResultToolsItem]
@@ -208,15 +215,18 @@ class PingRequest(_base.MCPModelWithConstants, _base.Request[Union["PingRequestP
 
     METHOD: ClassVar[str] = "ping"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "ping"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["ping"] = _base.constant("ping")
     params: _base.Omittable[PingRequestParams] = None
 
 
 class PingRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
 
 
 class Result(_base.MCPModel, _base.Result):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"_meta", "meta"})
     meta: _base.Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
 
 
@@ -225,6 +235,7 @@ class ToolListChangedNotification(_base.MCPModelWithConstants, _base.Notificatio
 
     METHOD: ClassVar[str] = "notifications/tools/list_changed"
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"method": "notifications/tools/list_changed"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     method: Literal["notifications/tools/list_changed"] = _base.constant("notifications/tools/list_changed")
     params: _base.Omittable[dict[str, Any]] = None
 

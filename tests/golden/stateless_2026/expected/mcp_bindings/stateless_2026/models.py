@@ -155,6 +155,9 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request["CallToolReques
 
 
 class CallToolRequestParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"arguments", "inputResponses", "input_responses", "requestState", "request_state"}
+    )
     arguments: _base.Omittable[dict[str, Any]] = None
     input_responses: _base.Omittable[InputResponses] = Field(default=None, alias="inputResponses")
     name: str
@@ -164,6 +167,7 @@ class CallToolRequestParams(_base.MCPModel):
 class CallToolResult(_base.MCPModel, _base.Result):
     """The server's response to a tool call."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"isError", "is_error"})
     content: list[dict[str, Any]]
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     result_type: str = Field(alias="resultType")
@@ -189,6 +193,7 @@ class CancelledNotification(_base.MCPModelWithConstants, _base.Notification["Can
 
 
 class CancelledNotificationParams(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"reason"})
     reason: _base.Omittable[str] = None
     request_id: RequestId = Field(alias="requestId")
 
@@ -214,6 +219,9 @@ class InputRequiredResult(_base.MCPModel, _base.Result):
     """An InputRequiredResult sent by the server to indicate that additional input is needed
     before the request can be completed."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"inputRequests", "input_requests", "requestState", "request_state"}
+    )
     input_requests: _base.Omittable[InputRequests] = Field(default=None, alias="inputRequests")
     request_state: _base.Omittable[str] = Field(default=None, alias="requestState")
     result_type: str = Field(alias="resultType")
@@ -223,6 +231,7 @@ class JSONRPCErrorResponse(_base.MCPModelWithConstants):
     """A response to a request that indicates an error occurred."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"id"})
     error: JSONRPCErrorResponseError
     id: _base.Omittable[RequestId] = None
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
@@ -237,6 +246,7 @@ class JSONRPCNotification(_base.MCPModelWithConstants):
     """A notification which does not expect a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str
     params: _base.Omittable[dict[str, Any]] = None
@@ -246,6 +256,7 @@ class JSONRPCRequest(_base.MCPModelWithConstants):
     """A request that expects a response."""
 
     CONSTANT_FIELDS: ClassVar[dict[str, Any]] = {"jsonrpc": "2.0"}
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"params"})
     id: RequestId
     jsonrpc: Literal["2.0"] = _base.constant("2.0")
     method: str

@@ -36,6 +36,7 @@ class CallToolRequest(_base.MCPModelWithConstants):
 class CallToolResult(_base.MCPModel):
     """The server's response to a `tools/call` request."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"isError", "is_error"})
     is_error: _base.Omittable[bool] = Field(default=None, alias="isError")
     """Whether the tool call ended in an error.
 
@@ -52,6 +53,7 @@ class ListToolsResult(_base.MCPModel):
 class Tool(_base.MCPModel):
     """Definition for a tool the client can call; listed by `the tools/list result`."""
 
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"taskSupport", "task_support"})
     name: str
     task_support: _base.Omittable[Literal["forbidden", "optional", "required"]] = Field(
         default=None, alias="taskSupport"

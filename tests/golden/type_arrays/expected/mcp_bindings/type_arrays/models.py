@@ -37,6 +37,7 @@ class ProgressNotificationParams(_base.MCPModel):
 
 
 class Task(_base.MCPModel):
+    OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"pollInterval", "poll_interval"})
     task_id: str = Field(alias="taskId")
     ttl: Union[int, None]
     """Actual retention duration from creation in milliseconds, null for unlimited."""
