@@ -8,9 +8,7 @@ The weather data is made up, so that the examples need no network: replace it wi
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
