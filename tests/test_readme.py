@@ -18,6 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 FENCE = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 SERVER_MARK = "server.run_stdio()"
+GENERATED_CLIENT_MARK = "from weather_client import"
+MCPGEN = Path(sys.executable).with_name("mcpgen")
 
 
 def python_blocks() -> list[str]:
@@ -25,13 +27,23 @@ def python_blocks() -> list[str]:
 
 
 def _write_blocks(directory: Path) -> list[Path]:
-    """Every block as a file: the serving block as server.py, the others as block_N.py (N in README order)."""
+    """Every block as a file: the serving block as server.py, the others as block_N.py (N in README order). A block
+    that imports the client generated from that server gets it first, made as the README says:
+    `mcpgen client-from-server --command "python server.py" --out weather_client.py`."""
     files = []
     for number, block in enumerate(python_blocks(), start=1):
         path = directory / ("server.py" if SERVER_MARK in block else f"block_{number}.py")
         assert not path.exists(), f"two README blocks would both be {path.name}"
         path.write_text(block, encoding="utf-8")
         files.append(path)
+    if any(GENERATED_CLIENT_MARK in block for block in python_blocks()):
+        subprocess.run(
+            [MCPGEN, "client-from-server", "--command", f"{sys.executable} server.py", "--out", "weather_client.py"],
+            cwd=directory,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
     return files
 
 
