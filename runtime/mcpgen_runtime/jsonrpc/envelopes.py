@@ -190,8 +190,14 @@ def _parse_float(text: str) -> float:
     return value
 
 
+# Made once: json.loads / json.dumps with options build a new decoder / encoder on every call.
+_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float)
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_ASCII_ENCODER: Final = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+
+
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
+    return _DECODER.decode(text)
 
 
 def decode_frame(data: bytes | bytearray | str) -> Decoded:
@@ -303,8 +309,7 @@ def encode_frame(message: Any) -> bytes:
     Raises ``TypeError`` / ``ValueError`` for values JSON cannot carry (the session turns that into -32603).
     """
     try:
-        text = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        return text.encode("utf-8")
+        return _ENCODER.encode(message).encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate (legal in a parsed JSON string, not in UTF-8): fall back to \\u escapes, which carry it.
-        return json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+        return _ASCII_ENCODER.encode(message).encode("ascii")

@@ -47,7 +47,7 @@ class Admission:
         self.backlog = limit if backlog is None else max(1, backlog)
         self.running = 0
         self._waiting: deque[tuple[contextvars.Context, Callable[[], None], int]] = deque()
-        self._room = anyio.Event()
+        self._room: anyio.Event | None = None  # made only when the reader has to wait (rarely)
 
     @property
     def waiting(self) -> int:
@@ -70,11 +70,13 @@ class Admission:
             context, start, queued_weight = self._waiting.popleft()
             self.running += queued_weight
             context.run(start)  # the task spawned inside inherits the context the request was read in
-        if len(self._waiting) < self.backlog:
+        if self._room is not None and len(self._waiting) < self.backlog:
             self._room.set()
-            self._room = anyio.Event()
+            self._room = None
 
     async def wait_for_room(self) -> None:
         """Return once fewer than ``backlog`` items wait (at once, usually)."""
         while len(self._waiting) >= self.backlog:
+            if self._room is None:
+                self._room = anyio.Event()
             await self._room.wait()

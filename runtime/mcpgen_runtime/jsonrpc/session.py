@@ -27,9 +27,9 @@ from typing import Any, Self
 import anyio
 from anyio.abc import TaskGroup
 
+from .answers import Job, call_handler, ignore_notification, method_not_found
 from .context import (
     CANCELLED,
-    PING,
     PROGRESS,
     NotificationHandler,
     ProgressCallback,
@@ -47,7 +47,6 @@ from .envelopes import (
     JSONParams,
     JSONRPCError,
     Message,
-    MethodNotFound,
     Notification,
     Request,
     RequestId,
@@ -58,10 +57,9 @@ from .envelopes import (
     is_request_id,
     notification_message,
     request_message,
-    success_response,
 )
 from .inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT, Admission
-from .streams import FrameTooLarge, MessageStream
+from .streams import FrameTooLarge, MessageStream, stream_extras
 
 __all__ = [
     "NotificationHandler",
@@ -95,22 +93,6 @@ class _Pending:
             self.event.set()
 
 
-@dataclass(slots=True)
-class _Job:
-    """An accepted incoming request; ``scope`` is what ``notifications/cancelled`` cancels."""
-
-    request: Request
-    scope: anyio.CancelScope
-
-
-async def _method_not_found(method: str, params: JSONParams, context: RequestContext) -> dict[str, Any]:
-    raise MethodNotFound(method)
-
-
-async def _ignore_notification(method: str, params: JSONParams) -> None:
-    logger.debug("notification %r ignored (no notification handler)", method)
-
-
 class Session:
     """A JSON-RPC 2.0 peer over a ``MessageStream``.
 
@@ -140,8 +122,10 @@ class Session:
         ``max_batch_size``: messages in one batch; a longer batch is refused whole (-32600, id null).
         """
         self._stream = stream
-        self._request_handler = request_handler or _method_not_found
-        self._notification_handler = notification_handler or _ignore_notification
+        # A transport with a task per incoming request may hand requests over directly (streams.Dispatcher).
+        self._set_dispatcher, self._send_message_to = stream_extras(stream)
+        self._request_handler = request_handler or method_not_found
+        self._notification_handler = notification_handler or ignore_notification
         self._allow_batches = allow_batches
         self._answer_pings = answer_pings
         self._shutdown_grace = shutdown_grace
@@ -153,7 +137,9 @@ class Session:
         self._pending: dict[RequestId, _Pending] = {}
         self._progress_callbacks: dict[RequestId, ProgressCallback] = {}
         self._incoming: dict[RequestId, anyio.CancelScope] = {}
-        self._send_lock = anyio.Lock()
+        self._inline: set[anyio.CancelScope] = set()  # the scopes of requests running in a transport's task
+        # fast_acquire: an uncontended acquire does not yield to the event loop (the default costs a loop turn).
+        self._send_lock = anyio.Lock(fast_acquire=True)
         self._notifications_queued = 0
         self._notifications_handled = 0
         self._notification_handled = anyio.Event()
@@ -190,6 +176,7 @@ class Session:
         self._closing = True
         self._fail_pending("session closed")
         self._outer_tg.cancel_scope.cancel()
+        self._cancel_inline()
         try:
             # The body's own exception is not passed into the task group: it would come out wrapped in an
             # ExceptionGroup. Returning None lets it propagate unchanged.
@@ -285,13 +272,18 @@ class Session:
     async def _send_message(self, message: dict[str, Any]) -> None:
         frame = encode_frame(message)
         try:
-            await self._send_frame(frame)
+            await self._send_frame(frame, message)
         except _TRANSPORT_GONE as exc:
             raise SessionClosedError("the stream is closed") from exc
 
-    async def _send_frame(self, frame: bytes) -> None:
+    async def _send_frame(self, frame: bytes, message: Any = None) -> None:
+        """Write ``frame``; ``message``, the value it encodes (if the caller has it), goes along to a transport
+        that takes it (``send_message``), which then need not parse the frame."""
         async with self._send_lock:
-            await self._stream.send(frame)
+            if message is not None and self._send_message_to is not None:
+                await self._send_message_to(frame, message)
+            else:
+                await self._stream.send(frame)
 
     async def _send_cancelled(self, request_id: RequestId, reason: str) -> None:
         # Shielded: this runs exactly when the caller's task is being cancelled, and the peer must still hear of it.
@@ -313,6 +305,8 @@ class Session:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 self._spawn(self._notification_worker)
+                if self._set_dispatcher is not None:
+                    self._set_dispatcher(self)
                 await self._receive_loop()
                 # The peer is done sending: nothing can answer our requests any more, but let running handlers
                 # (and queued notifications) finish for a bounded time so their answers still go out.
@@ -323,7 +317,10 @@ class Session:
                     while self._active:
                         await self._idle.wait()
                 tg.cancel_scope.cancel()
+                self._cancel_inline()
         finally:
+            if self._set_dispatcher is not None:
+                self._set_dispatcher(None)
             self._closed.set()
 
     async def _receive_loop(self) -> None:
@@ -348,13 +345,56 @@ class Session:
                 # A bug in our own dispatch: keep serving rather than let one frame take the connection down.
                 logger.exception("internal error while dispatching an incoming frame")
 
+    async def dispatch_now(self, request: Request, *, inline: bool) -> bool:
+        """Take ``request`` as if the receive loop had just read it (``streams.Dispatcher``): for a transport that
+        receives each request in a task of its own, which saves the queue and the task switch. With ``inline`` the
+        handler runs in the calling task (still cancellable by ``notifications/cancelled``, counted against the
+        in-flight limit and the shutdown grace, cancelled when the session ends), and this returns once the answer
+        is sent. False, with nothing done, when the request must take the usual way instead: the session is not
+        serving, or the in-flight limit leaves no room at once. The caller makes sure that nothing it passed
+        through the stream earlier is still unread (the order of messages is kept)."""
+        admission = self._admission
+        if self._tg is None or self._closing or admission.waiting or admission.running >= admission.limit:
+            return False
+        outcome = self._accept(request)
+        if not isinstance(outcome, Job):
+            if outcome is not None:  # a duplicate id: answered as the receive loop would
+                self._answer_now(outcome)
+            return True
+        if not inline:
+            self._start(1, self._run_single, outcome)
+            return True
+        admission.running += 1  # what admit() does when there is room
+        self._count_task()
+        self._inline.add(outcome.scope)
+        try:  # _guarded(_admitted(_run_single)), in one frame
+            answer = await self._execute(outcome)
+            if answer is not None:
+                await self._send_frame(answer[1], answer[0])
+        except _TRANSPORT_GONE as exc:
+            logger.info("could not send an answer, the stream is closed: %r", exc)
+        except Exception:
+            logger.exception("internal error in a session task")
+        finally:
+            self._inline.discard(outcome.scope)
+            admission.release(1)
+            self._task_done()
+        return True
+
+    def _cancel_inline(self) -> None:
+        for scope in self._inline:
+            scope.cancel()
+
     def _spawn(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         assert self._tg is not None
         # Counted here, synchronously, so that the shutdown wait cannot miss a task that has not started yet.
+        self._count_task()
+        self._tg.start_soon(self._guarded, func, *args)
+
+    def _count_task(self) -> None:
         if self._active == 0:
             self._idle = anyio.Event()
         self._active += 1
-        self._tg.start_soon(self._guarded, func, *args)
 
     def _start(self, weight: int, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         """Spawn work for an incoming frame when the in-flight limit allows (see ``inflight.Admission``)."""
@@ -378,9 +418,12 @@ class Session:
         except Exception:
             logger.exception("internal error in a session task")
         finally:
-            self._active -= 1
-            if self._active == 0:
-                self._idle.set()
+            self._task_done()
+
+    def _task_done(self) -> None:
+        self._active -= 1
+        if self._active == 0:
+            self._idle.set()
 
     def _dispatch(self, frame: bytes) -> None:
         decoded: Decoded = decode_frame(frame)
@@ -396,10 +439,10 @@ class Session:
                 self._answer_now(error_response(None, ErrorCode.INVALID_REQUEST, message))
                 return
             immediate: list[dict[str, Any]] = []
-            jobs: list[_Job] = []
+            jobs: list[Job] = []
             for item in decoded.items:
                 outcome = self._accept(item)
-                if isinstance(outcome, _Job):
+                if isinstance(outcome, Job):
                     jobs.append(outcome)
                 elif outcome is not None:
                     immediate.append(outcome)
@@ -407,12 +450,12 @@ class Session:
                 self._start(max(1, len(jobs)), self._run_batch, jobs, immediate)
             return
         outcome = self._accept(decoded)
-        if isinstance(outcome, _Job):
+        if isinstance(outcome, Job):
             self._start(1, self._run_single, outcome)
         elif outcome is not None:
             self._answer_now(outcome)
 
-    def _accept(self, message: Message) -> _Job | dict[str, Any] | None:
+    def _accept(self, message: Message) -> Job | dict[str, Any] | None:
         """Take one message: a job to run, an immediate answer, or None (nothing to answer)."""
         if isinstance(message, Request):
             if message.id in self._incoming:
@@ -420,7 +463,7 @@ class Session:
                 return error_response(message.id, ErrorCode.INVALID_REQUEST, "Invalid Request: duplicate request id")
             scope = anyio.CancelScope()
             self._incoming[message.id] = scope
-            return _Job(message, scope)
+            return Job(message, scope)
         if isinstance(message, Notification):
             if message.method == CANCELLED:
                 self._on_cancelled(message.params)
@@ -477,15 +520,15 @@ class Session:
         )
         scope.cancel()
 
-    async def _run_single(self, job: _Job) -> None:
+    async def _run_single(self, job: Job) -> None:
         answer = await self._execute(job)
         if answer is not None:
-            await self._send_answer(answer[1])
+            await self._send_frame(answer[1], answer[0])
 
-    async def _run_batch(self, jobs: list[_Job], immediate: list[dict[str, Any]]) -> None:
+    async def _run_batch(self, jobs: list[Job], immediate: list[dict[str, Any]]) -> None:
         answers = list(immediate)
 
-        async def run(job: _Job) -> None:
+        async def run(job: Job) -> None:
             answer = await self._execute(job)
             if answer is not None:
                 answers.append(answer[0])
@@ -500,14 +543,15 @@ class Session:
     async def _send_answer(self, frame: bytes) -> None:
         await self._send_frame(frame)
 
-    async def _execute(self, job: _Job) -> tuple[dict[str, Any], bytes] | None:
+    async def _execute(self, job: Job) -> tuple[dict[str, Any], bytes] | None:
         """Run one request's handler; the response as (message, encoded frame), or None if the peer cancelled it."""
         request = job.request
         try:
             if job.scope.cancel_called:
                 return None  # cancelled while it waited for the in-flight limit: never started
             with job.scope:
-                response = await self._call_handler(request)
+                context = RequestContext(self, request.id, request.method, request.params)
+                response = await call_handler(self._request_handler, request, context, answer_pings=self._answer_pings)
         finally:
             # Forget the id before answering, so the peer may reuse it as soon as it has the answer.
             if self._incoming.get(request.id) is job.scope:
@@ -516,29 +560,6 @@ class Session:
             # MCP: no response for a request the peer cancelled (even if the handler ignored the cancellation).
             return None
         return response
-
-    async def _call_handler(self, request: Request) -> tuple[dict[str, Any], bytes]:
-        try:
-            if request.method == PING and self._answer_pings:
-                result: Any = {}
-            else:
-                context = RequestContext(self, request.id, request.method, request.params)
-                result = await self._request_handler(request.method, request.params, context)
-            if not isinstance(result, dict):
-                raise TypeError(f"request handler returned {type(result).__name__}, not dict")
-            message = success_response(request.id, result)
-            return message, encode_frame(message)
-        except JSONRPCError as exc:
-            message = error_response(request.id, exc.code, exc.message, exc.data)
-            try:
-                return message, encode_frame(message)
-            except (TypeError, ValueError):
-                logger.exception("error data of %r is not JSON-serializable", request.method)
-        except Exception:
-            # Log the details here; the peer only learns that something failed (no exception text, no traceback).
-            logger.exception("request handler for %r (id %r) failed", request.method, request.id)
-        message = error_response(request.id, ErrorCode.INTERNAL_ERROR, "Internal error")
-        return message, encode_frame(message)
 
     async def _notification_worker(self) -> None:
         async with self._notifications_receive:

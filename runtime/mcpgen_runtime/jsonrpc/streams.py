@@ -8,12 +8,14 @@ complete JSON-RPC message (or batch) as UTF-8 bytes; how frames are delimited is
 from __future__ import annotations
 
 import math
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["FrameTooLarge", "MemoryMessageStream", "MessageStream", "memory_stream_pair"]
+from .envelopes import Request
+
+__all__ = ["Dispatcher", "FrameTooLarge", "MemoryMessageStream", "MessageStream", "memory_stream_pair"]
 
 
 @runtime_checkable
@@ -30,6 +32,23 @@ class MessageStream(Protocol):
     async def send(self, frame: bytes) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+class Dispatcher(Protocol):
+    """What a ``Session`` offers a transport that receives each request in a task of its own (the streamable HTTP
+    server: one per POST), so that the request need not queue for ``receive``: see ``Session.dispatch_now``.
+
+    The optional part of a ``MessageStream`` that goes with it: ``set_dispatcher(dispatcher | None)``, which the
+    session calls when it starts and stops reading the stream, and ``send_message(frame, message)``, ``send`` with
+    the message the frame encodes (so that a transport routing by content does not parse what was just encoded).
+    """
+
+    async def dispatch_now(self, request: Request, *, inline: bool) -> bool: ...
+
+
+def stream_extras(stream: Any) -> tuple[Any, Any]:
+    """A stream's ``set_dispatcher`` and ``send_message`` (see ``Dispatcher``), None where it has not got them."""
+    return getattr(stream, "set_dispatcher", None), getattr(stream, "send_message", None)
 
 
 class FrameTooLarge(Exception):

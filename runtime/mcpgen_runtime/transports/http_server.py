@@ -1,7 +1,7 @@
 """The MCP streamable HTTP transport, server side (spec 2025-03-26 and later): an ASGI app that turns HTTP into
 per-session ``MessageStream`` s.
 
-Where it sits: beside ``stdio`` under ``session``. ``StreamableHTTPApp`` (starlette, served by uvicorn via
+Where it sits: beside ``stdio`` under ``session``. ``StreamableHTTPApp`` (ASGI, served by uvicorn via
 ``run_http`` / ``serve_app``) creates one ``HTTPSessionStream`` per MCP session (an ``initialize`` POST without an
 ``Mcp-Session-Id`` that the handler answers with success; a refused one leaves nothing behind) and hands it to a
 connection handler, ``async def handle(stream: MessageStream) -> None`` - the same entry a stdio server uses, so the
@@ -13,7 +13,14 @@ A server->client request or notification goes to the stream of the POST whose re
 it sent it, and otherwise to the standalone GET stream. "Which request was being served" is a context variable set
 by ``receive``: ``Session`` runs each request's handler in a task spawned from its receive loop right after
 ``receive`` returned (or, for a request that waited for the in-flight limit, in the context it was read in), so the
-task inherits the value. No session internals are touched.
+task inherits the value; a request handed over directly (below) runs with it set by ``deliver``.
+
+Speed: the app is plain ASGI (``http_asgi``; ``app`` is a starlette app of the same endpoint for those who want
+one), and a POST carrying one request hands it to the session directly (``HTTPSessionStream.deliver``, the
+session's ``dispatch_now``): its handler runs in the POST's own task, so the answer is there when it returns; an SSE
+response then starts when the handler is done, or after a few milliseconds if it is not (``http_sse.InlineSSE``, on
+asyncio). A task watches for the client's disconnect only once an answer has been pending a few milliseconds
+(``http_asgi.DisconnectWatch``).
 
 Limits (each an option, see ``StreamableHTTPApp``): body size, batch size, sessions, requests in flight per session
 and per server, and an idle expiry of sessions. A request over an in-flight limit is refused at once, with HTTP 429
@@ -24,21 +31,17 @@ request's error, and the status tells any client and proxy that the refusal is t
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import secrets
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.applications import Starlette
-from starlette.requests import Request as HTTPRequest
-from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -46,15 +49,27 @@ from ..jsonrpc.envelopes import (
     Batch,
     ErrorCode,
     Invalid,
-    Notification,
     Request,
     decode_frame,
 )
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
 from .event_store import EventStore, InMemoryEventStore
-from .http_session import Event, HTTPSessionStream, InFlightBudget, _error_body
-from .http_sse import SSE, SSEResponse, sse_bytes
+from .http_asgi import (
+    JSON,
+    SSE,
+    Answer,
+    DisconnectWatch,
+    HTTPRequest,
+    OriginCheck,
+    accepts,
+    is_json,
+    on_asyncio,
+    plain_text,
+    route_path,
+)
+from .http_session import Channel, Event, HTTPSessionStream, InFlightBudget, _error_body
+from .http_sse import InlineSSE, SSEResponse, sse_bytes
 from .http_uvicorn import serve_app
 
 __all__ = [
@@ -89,59 +104,17 @@ DEFAULT_MAX_REQUESTS_IN_FLIGHT_TOTAL: Final = 1000
 # REQUEST_CANCELLED (-32800).
 TOO_MANY_REQUESTS_IN_FLIGHT: Final = -32810
 LOCAL_HOSTS: Final = ("localhost", "127.0.0.1", "::1")
-DEFAULT_PORTS: Final = {"http": 80, "https": 443}
-JSON: Final = "application/json"
+METHODS: Final = ("GET", "POST", "DELETE")
 
 
-def _accepts(request: HTTPRequest) -> tuple[bool, bool]:
-    """(accepts JSON, accepts SSE), with the RFC 9110 wildcards."""
-    types = {part.split(";")[0].strip().lower() for part in request.headers.get("accept", "").split(",")}
-    anything = "*/*" in types
-    return anything or bool(types & {JSON, "application/*"}), anything or bool(types & {SSE, "text/*"})
+async def _collect(channel: Channel, watch: DisconnectWatch) -> list[Event] | None:
+    """Every event until the channel ends; None if the client disconnected first."""
+    while not channel.closed and not watch.gone:
+        await channel.wait()
+    return None if watch.gone else channel.take()
 
 
-def _host_and_port(authority: str, scheme: str) -> tuple[str, int | None] | None:
-    """(host name, port) of a ``Host`` value or an origin's authority; None if it does not parse."""
-    try:
-        parts = urlsplit(f"//{authority}")
-        return (parts.hostname or "").lower(), parts.port or DEFAULT_PORTS.get(scheme)
-    except ValueError:
-        return None
-
-
-async def _collect(events: MemoryObjectReceiveStream[Event], receive: Receive) -> list[Event] | None:
-    """Every event until the stream ends; None if the client disconnected first."""
-    collected: list[Event] = []
-    client_gone = False
-    async with anyio.create_task_group() as tg:
-
-        async def watch_disconnect() -> None:
-            nonlocal client_gone
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            client_gone = True
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(watch_disconnect)
-        async with events:
-            async for event in events:
-                collected.append(event)
-        tg.cancel_scope.cancel()
-    return None if client_gone else collected
-
-
-class _Endpoint:
-    """Wraps an ASGI callable so that starlette's Route calls it as ASGI (a plain method it would treat as a
-    request -> response function)."""
-
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
-        self._app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._app(scope, receive, send)
-
-
-_Answer = HTTPResponse | SSEResponse | None  # None: the client is gone, nothing to send
+_Answer = Answer | SSEResponse | InlineSSE | None  # None: the client is gone, nothing to send
 
 
 class StreamableHTTPApp:
@@ -202,8 +175,7 @@ class StreamableHTTPApp:
         """
         self._handler = handler
         self.json_response = json_response
-        self._allowed_hosts = {h.strip("[]").lower() for h in (allowed_hosts or LOCAL_HOSTS)}
-        self._allowed_origins = None if allowed_origins is None else {o.rstrip("/").lower() for o in allowed_origins}
+        self._origins = OriginCheck(allowed_hosts or LOCAL_HOSTS, allowed_origins)
         self._max_body_size = max_body_size
         self._supported_versions = frozenset(supported_versions)
         self._max_sessions = max_sessions
@@ -221,13 +193,26 @@ class StreamableHTTPApp:
         self.sessions: dict[str, HTTPSessionStream] = {}
         self._opening = 0  # sessions whose initialize is being answered
         self._tg: TaskGroup | None = None
-        self.app = Starlette(
-            routes=[Route(path, endpoint=_Endpoint(self._asgi), methods=["GET", "POST", "DELETE"])],
-            lifespan=self._lifespan,
-        )
+        self.path = path
+        # The same endpoint as a starlette app, for code that drives it as one (its router's lifespan_context is
+        # ``running``). Requests do not go through it: ``__call__`` is the app.
+        self.app = Starlette(routes=[Route(path, endpoint=self, methods=list(METHODS))], lifespan=self._running)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.app(scope, receive, send)
+        """The ASGI app: ``path`` (GET, POST, DELETE; other methods 405, other paths 404) and the lifespan."""
+        kind = scope["type"]
+        if kind == "http":
+            path = route_path(scope)
+            if path != self.path:
+                await plain_text(404, "Not Found")(scope, receive, send)
+            elif scope["method"] not in METHODS:
+                await plain_text(405, "Method Not Allowed", {"Allow": ", ".join(METHODS)})(scope, receive, send)
+            else:
+                await self._asgi(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1000})
 
     @property
     def requests_in_flight(self) -> int:
@@ -235,7 +220,9 @@ class StreamableHTTPApp:
         return self._budget.used
 
     @asynccontextmanager
-    async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
+    async def running(self) -> AsyncIterator[None]:
+        """The session manager for the duration of the block: session handlers are tasks of it, and every session
+        ends on exit. The ASGI lifespan runs it (uvicorn does; ``run_http`` / ``serve_app`` do it for you)."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
             try:
@@ -245,12 +232,41 @@ class StreamableHTTPApp:
                 tg.cancel_scope.cancel()
                 self._tg = None
 
+    def _running(self, app: object) -> AbstractAsyncContextManager[None]:
+        return self.running()
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """The ASGI lifespan (as starlette's): ``running`` from startup to shutdown."""
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        started = False
+        try:
+            async with self.running():
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+        except BaseException:
+            failed = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+            await send({"type": failed, "message": traceback.format_exc()})
+            raise
+        await send({"type": "lifespan.shutdown.complete"})
+
     def close_sessions(self) -> None:
         """End every session (their open streams end, their handlers see end of stream)."""
         for session in list(self.sessions.values()):
             session.terminate()
 
     async def _run_handler(self, session: HTTPSessionStream) -> None:
+        watchdog = anyio.CancelScope()
+
+        async def expire_when_idle() -> None:
+            with watchdog:
+                await session.expire_when_idle()
+
+        if self._idle_timeout is not None and self._tg is not None:
+            self._tg.start_soon(expire_when_idle)
         try:
             with session.idle_scope:
                 await self._handler(session)
@@ -259,6 +275,7 @@ class StreamableHTTPApp:
         except Exception:
             logger.exception("connection handler of HTTP session %s failed", session.session_id)
         finally:
+            watchdog.cancel()
             session.terminate()
 
     # -- HTTP ------------------------------------------------------------------------------------------------------
@@ -266,42 +283,28 @@ class StreamableHTTPApp:
     async def _asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = HTTPRequest(scope, receive)
         session = self.sessions.get(request.headers.get(SESSION_ID_HEADER, ""))
-        # The whole request, answer included, keeps its session from expiring (an open GET stream too).
-        with session.busy() if session is not None else contextlib.nullcontext():
+        if session is None:
             response = await self._respond(request)
             if response is not None:
                 await response(scope, receive, send)
+            return
+        # The whole request, answer included, keeps its session from expiring (an open GET stream too).
+        session.enter_busy()
+        try:
+            response = await self._respond(request)
+            if response is not None:
+                await response(scope, receive, send)
+        finally:
+            session.leave_busy()
 
     async def _respond(self, request: HTTPRequest) -> _Answer:
-        if (problem := self._check_origin(request)) is not None:
+        if (problem := self._origins.problem(request)) is not None:
             return self._error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {problem}")
         if request.method == "POST":
             return await self._post(request)
         if request.method == "GET":
             return await self._get(request)
         return self._delete(request)
-
-    def _check_origin(self, request: HTTPRequest) -> str | None:
-        """DNS-rebinding protection: a web page must not reach a local server through a name it controls, nor a
-        page of another origin (another port or scheme of the same host) use it without being allowed to."""
-        if "*" in self._allowed_hosts:
-            return None
-        host = request.headers.get("host", "")
-        scheme = request.url.scheme
-        own = _host_and_port(host, scheme)
-        if own is None or own[0] not in self._allowed_hosts:
-            return f"host {host!r} is not allowed"
-        origin = request.headers.get("origin")
-        if origin is None:  # not a browser: nothing to protect against
-            return None
-        if self._allowed_origins is not None:
-            ok = origin.rstrip("/").lower() in self._allowed_origins
-        else:
-            origin_scheme, _, authority = origin.partition("://")
-            theirs = _host_and_port(authority.rstrip("/"), origin_scheme.lower())
-            ok = origin_scheme.lower() == scheme and theirs is not None and theirs[0] in self._allowed_hosts
-            ok = ok and theirs is not None and theirs[1] == own[1]
-        return None if ok else f"origin {origin!r} is not allowed"
 
     def _error(
         self,
@@ -311,14 +314,14 @@ class StreamableHTTPApp:
         session: HTTPSessionStream | None = None,
         headers: dict[str, str] | None = None,
         request_id: Any = None,
-    ) -> HTTPResponse:
+    ) -> Answer:
         all_headers = {**self._headers(session), **(headers or {})}
-        return HTTPResponse(_error_body(code, message, request_id), status, all_headers, media_type=JSON)
+        return Answer(_error_body(code, message, request_id), status, all_headers, media_type=JSON)
 
     def _headers(self, session: HTTPSessionStream | None) -> dict[str, str]:
         return {"Mcp-Session-Id": session.session_id} if session is not None else {}
 
-    def _find_session(self, request: HTTPRequest) -> HTTPSessionStream | HTTPResponse:
+    def _find_session(self, request: HTTPRequest) -> HTTPSessionStream | Answer:
         session_id = request.headers.get(SESSION_ID_HEADER)
         if session_id is None:
             return self._error(400, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
@@ -350,87 +353,102 @@ class StreamableHTTPApp:
         session.on_terminate.append(forget)
         return session
 
-    async def _read_body(self, request: HTTPRequest) -> bytes | None:
-        """The body, or None when it exceeds the limit (checked as it arrives: Content-Length may lie or be absent)."""
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self._max_body_size:
-            return None
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > self._max_body_size:
-                return None
-        return bytes(body)
-
     async def _post(self, request: HTTPRequest) -> _Answer:
-        wants_json, wants_sse = _accepts(request)
+        wants_json, wants_sse = accepts(request.headers.get("accept", ""))
         if not wants_json or not (wants_sse or self.json_response):
             message = "Not Acceptable: the client must accept both application/json and text/event-stream"
             return self._error(406, ErrorCode.INVALID_REQUEST, message)
-        if request.headers.get("content-type", "").split(";")[0].strip().lower() != JSON:
+        if not is_json(request.headers.get("content-type", "")):
             return self._error(415, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: use application/json")
-        body = await self._read_body(request)
+        body = await request.body(self._max_body_size)
         if body is None:
             message = f"Payload Too Large: the limit is {self._max_body_size} bytes"
             return self._error(413, ErrorCode.INVALID_REQUEST, message)
         decoded = decode_frame(body)
         if isinstance(decoded, Invalid):
-            return HTTPResponse(_error_body(decoded.code, decoded.message, decoded.id), 400, media_type=JSON)
+            return Answer(_error_body(decoded.code, decoded.message, decoded.id), 400, media_type=JSON)
         items = decoded.items if isinstance(decoded, Batch) else (decoded,)
         if len(items) > self._max_batch_size:
             message = f"Invalid Request: a batch of {len(items)} messages (the limit is {self._max_batch_size})"
             return self._error(400, ErrorCode.INVALID_REQUEST, message)
         for item in items:
             if isinstance(item, Invalid):
-                return HTTPResponse(_error_body(item.code, item.message, item.id), 400, media_type=JSON)
+                return Answer(_error_body(item.code, item.message, item.id), 400, media_type=JSON)
 
         if isinstance(decoded, Request) and decoded.method == "initialize" and SESSION_ID_HEADER not in request.headers:
             return await self._initialize(request, body, decoded)
         found = self._find_session(request)
-        if isinstance(found, HTTPResponse):
+        if isinstance(found, Answer):
             return found
         session = found
 
-        ids = [item.id for item in items if isinstance(item, Request)]
-        if len(set(ids)) != len(ids) or any(i in session.by_id for i in ids):
+        if isinstance(decoded, Request):
+            ids = [decoded.id]
+            duplicate = decoded.id in session.by_id
+        else:
+            ids = [item.id for item in items if isinstance(item, Request)]
+            duplicate = len(set(ids)) != len(ids) or any(i in session.by_id for i in ids)
+        if duplicate:
             return self._error(400, ErrorCode.INVALID_REQUEST, "Invalid Request: duplicate request id", session)
         if (refused := self._over_limits(session, len(ids), decoded)) is not None:
             return refused
-        stream = None
-        if ids:
-            sse = not self.json_response
-            stored = sse and self._event_store is not None
-            stream = session.open_stream(ids, sse=sse, batch=isinstance(decoded, Batch), stored=stored)
-            token, events = stream.attach()
-            if sse:
-                await session.prime(stream)  # before the request reaches the handler: the priming event comes first
-        try:
-            await session.deliver(body, stream)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: the session has ended")
-        for item in items:
-            if isinstance(item, Notification) and item.method == "notifications/cancelled":
-                params = item.params if isinstance(item.params, dict) else {}
-                await session.cancel_request(params.get("requestId"))
-        if stream is None:
-            return HTTPResponse(status_code=202, headers=self._headers(session))
-        if stream.sse:
+        if not ids:  # notifications and responses only
+            try:
+                await session.deliver(body, None)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: the session has ended")
+            await session.cancel_notified(items)
+            return Answer(status=202, headers=self._headers(session))
+
+        sse = not self.json_response
+        stored = sse and self._event_store is not None
+        stream = session.open_stream(
+            ids, sse=sse, batch=isinstance(decoded, Batch), stored=stored, http_scope=request.scope
+        )
+        channel = stream.attach()
+        single = decoded if isinstance(decoded, Request) else None  # one request: the session may take it directly
+        ended = "Not Found: the session has ended"
+        if sse:
+            await session.prime(stream)  # before the request reaches the handler: the priming event comes first
 
             async def on_close(client_gone: bool) -> None:
-                await session.connection_closed(stream, token, client_gone=client_gone)
+                await session.connection_closed(stream, channel, client_gone=client_gone)
 
-            return SSEResponse(events, self._headers(session), self._ping_interval, on_close)
-        collected = await _collect(events, request.receive)
-        await session.connection_closed(stream, token, client_gone=collected is None)
+            response = SSEResponse(channel, self._headers(session), self._ping_interval, on_close)
+            if single is not None and on_asyncio():
+
+                async def work() -> None:
+                    await session.deliver(body, stream, single, inline=True)
+
+                return InlineSSE(work, response, lambda: self._error(404, ErrorCode.INVALID_REQUEST, ended))
+            try:
+                await session.deliver(body, stream, single)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return self._error(404, ErrorCode.INVALID_REQUEST, ended)
+            await session.cancel_notified(items)
+            return response
+
+        async def gone() -> None:
+            await session.connection_closed(stream, channel, client_gone=True)
+
+        async with DisconnectWatch(request.receive, gone) as watch:
+            try:
+                # With one request the handler usually runs right here, and its answer is queued on return.
+                await session.deliver(body, stream, single, inline=True)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return self._error(404, ErrorCode.INVALID_REQUEST, ended)
+            await session.cancel_notified(items)
+            collected = await _collect(channel, watch)
         if collected is None:
-            return None
+            return None  # the watch has ended the stream (and cancelled its requests)
+        await session.connection_closed(stream, channel, client_gone=False)
         frames = [event.frame for event in collected if event.frame is not None]
         if not frames:
             return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: the session ended before answering")
         content = b"[" + b",".join(frames) + b"]" if stream.batch else frames[0]
-        return HTTPResponse(content, 200, self._headers(session), media_type=JSON)
+        return Answer(content, 200, self._headers(session), media_type=JSON)
 
-    def _over_limits(self, session: HTTPSessionStream, count: int, decoded: Any) -> HTTPResponse | None:
+    def _over_limits(self, session: HTTPSessionStream, count: int, decoded: Any) -> Answer | None:
         """A refusal if ``count`` more requests would exceed the session's or the server's in-flight limit."""
         if not count:
             return None
@@ -460,16 +478,22 @@ class StreamableHTTPApp:
         try:
             with session.busy():
                 self._tg.start_soon(self._run_handler, session)
-                stream = session.open_stream([decoded.id], sse=not self.json_response, batch=False, stored=False)
+                sse = not self.json_response
+                stream = session.open_stream([decoded.id], sse=sse, batch=False, stored=False, http_scope=request.scope)
                 session.initialize_id = decoded.id
-                token, events = stream.attach()
-                try:
-                    await session.deliver(body, stream)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    collected: list[Event] | None = []
-                else:
-                    collected = await _collect(events, request.receive)
-                stream.detach(token)
+                channel = stream.attach()
+
+                async def gone() -> None:
+                    channel.wake()
+
+                async with DisconnectWatch(request.receive, gone) as watch:
+                    try:
+                        await session.deliver(body, stream)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        collected: list[Event] | None = []
+                    else:
+                        collected = await _collect(channel, watch)
+                stream.detach(channel)
                 established = collected is not None and session.protocol_version is not None
                 established = established and not session.terminated
         finally:
@@ -485,17 +509,17 @@ class StreamableHTTPApp:
             return self._error(500, ErrorCode.INTERNAL_ERROR, "Internal error: the session ended before answering")
         headers = self._headers(session if established else None)
         if self.json_response:
-            return HTTPResponse(frames[-1], 200, headers, media_type=JSON)
+            return Answer(frames[-1], 200, headers, media_type=JSON)
         content = b"".join(sse_bytes(event) for event in collected)
-        return HTTPResponse(content, 200, {"Cache-Control": "no-cache, no-transform", **headers}, media_type=SSE)
+        return Answer(content, 200, {"Cache-Control": "no-cache, no-transform", **headers}, media_type=SSE)
 
     async def _get(self, request: HTTPRequest) -> _Answer:
-        if not _accepts(request)[1]:
+        if not accepts(request.headers.get("accept", ""))[1]:
             return self._error(
                 406, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept text/event-stream"
             )
         found = self._find_session(request)
-        if isinstance(found, HTTPResponse):
+        if isinstance(found, Answer):
             return found
         session = found
         last_event_id = request.headers.get(LAST_EVENT_ID_HEADER)
@@ -503,12 +527,12 @@ class StreamableHTTPApp:
             return await self._resume(session, last_event_id)
         if session.standalone_open:
             return self._error(409, ErrorCode.INVALID_REQUEST, "Conflict: a GET stream is already open", session)
-        token, events = session.open_standalone()
+        channel = session.open_standalone()
 
         async def on_close(client_gone: bool) -> None:
-            await session.connection_closed(session.standalone, token, client_gone=client_gone)
+            await session.connection_closed(session.standalone, channel, client_gone=client_gone)
 
-        return SSEResponse(events, self._headers(session), self._ping_interval, on_close)
+        return SSEResponse(channel, self._headers(session), self._ping_interval, on_close)
 
     async def _resume(self, session: HTTPSessionStream, last_event_id: str) -> _Answer:
         """GET with ``Last-Event-ID``: replay the events of that stream after it, then go on with the stream live
@@ -526,10 +550,10 @@ class StreamableHTTPApp:
         prelude = [Event(event.message, event.event_id) for event in replay.events]
         stream = session.find_stream(replay.stream_id)
         if stream is None:  # done: its answer is in the replay
-            ended_send, ended = anyio.create_memory_object_stream[Event](0)
-            ended_send.close()
+            ended = Channel()
+            ended.close()
             return SSEResponse(ended, self._headers(session), self._ping_interval, prelude=prelude)
-        token, events = session.open_standalone() if stream is session.standalone else stream.attach()
+        channel = session.open_standalone() if stream is session.standalone else stream.attach()
         # Events stored between the replay and the attach went to no connection: a second replay picks them up.
         # Those stored after the attach come live too; the response skips the ones the prelude has.
         after = next((event.event_id for event in reversed(prelude) if event.event_id), last_event_id)
@@ -543,16 +567,16 @@ class StreamableHTTPApp:
         skip = {event.event_id for event in prelude if event.event_id is not None}
 
         async def on_close(client_gone: bool) -> None:
-            await session.connection_closed(stream, token, client_gone=client_gone)
+            await session.connection_closed(stream, channel, client_gone=client_gone)
 
-        return SSEResponse(events, self._headers(session), self._ping_interval, on_close, prelude=prelude, skip=skip)
+        return SSEResponse(channel, self._headers(session), self._ping_interval, on_close, prelude=prelude, skip=skip)
 
-    def _delete(self, request: HTTPRequest) -> HTTPResponse:
+    def _delete(self, request: HTTPRequest) -> Answer:
         found = self._find_session(request)
-        if isinstance(found, HTTPResponse):
+        if isinstance(found, Answer):
             return found
         found.terminate()
-        return HTTPResponse(status_code=200, headers=self._headers(found))
+        return Answer(status=200, headers=self._headers(found))
 
 
 async def run_http(

@@ -15,19 +15,19 @@ a request whose stream the client cannot resume (no event id reached it) is canc
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
 import math
 import secrets
 from collections import deque
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..jsonrpc.envelopes import (
     ErrorResponse,
@@ -41,9 +41,18 @@ from ..jsonrpc.envelopes import (
     is_request_id,
     notification_message,
 )
+from ..jsonrpc.streams import Dispatcher
 from .event_store import EventStore
 
-__all__ = ["Event", "HTTPSessionStream", "InFlightBudget", "ResponseStream", "close_sse_stream"]
+__all__ = [
+    "Channel",
+    "Event",
+    "HTTPSessionStream",
+    "InFlightBudget",
+    "ResponseStream",
+    "close_sse_stream",
+    "current_http_scope",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +66,14 @@ _CANCEL_DELIVERY_TIMEOUT: Final = 5.0
 
 # The stream whose request the current task is serving (see the module docstring of ``http_server``).
 _current_stream: contextvars.ContextVar[ResponseStream | None] = contextvars.ContextVar("mcp_http_stream", default=None)
+
+
+def _clock() -> Callable[[], float]:
+    """The event loop's clock, as ``anyio.current_time`` (which looks the loop up on every call)."""
+    try:
+        return asyncio.get_running_loop().time
+    except RuntimeError:
+        return anyio.current_time
 
 
 def _error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
@@ -73,6 +90,56 @@ class Event:
     retry_ms: int | None = None
 
 
+class Channel:
+    """The events of one live HTTP response, in order: the session pushes them (never blocking: one slow HTTP client
+    must not stall the session's shared send lock), the response takes them; ``close`` ends it after what is queued.
+    One consumer, which waits only when nothing is queued (an anyio memory object stream cost a task switch and a
+    few objects per event)."""
+
+    __slots__ = ("_events", "_wakeup", "closed")
+
+    def __init__(self) -> None:
+        self._events: deque[Event] = deque()
+        self.closed = False
+        self._wakeup: anyio.Event | None = None
+
+    def push(self, event: Event) -> bool:
+        """Queue ``event``; False once the channel is closed."""
+        if self.closed:
+            return False
+        self._events.append(event)
+        self.wake()
+        return True
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake()
+
+    def wake(self) -> None:
+        """Wake the consumer if it waits (it then looks again: an event, the end, or something of its own)."""
+        if self._wakeup is not None:
+            self._wakeup.set()
+            self._wakeup = None
+
+    def take(self) -> list[Event]:
+        """Everything queued, oldest first."""
+        events = list(self._events)
+        self._events.clear()
+        return events
+
+    @property
+    def ended(self) -> bool:
+        """Closed, and everything queued taken."""
+        return self.closed and not self._events
+
+    async def wait(self) -> None:
+        """Return once an event is queued or the channel is closed (at once if so already), or ``wake`` is called."""
+        if self._events or self.closed:
+            return
+        self._wakeup = wakeup = anyio.Event()
+        await wakeup.wait()
+
+
 class InFlightBudget:
     """Requests in flight over all the sessions of one app: the per-server limit."""
 
@@ -85,29 +152,37 @@ class ResponseStream:
     GET's. Its live HTTP response (``attach``) may end and be replaced by another (a resuming GET) while it lasts."""
 
     def __init__(
-        self, stream_id: str, ids: Collection[RequestId], *, sse: bool, stored: bool, batch: bool, retry_ms: int
+        self,
+        stream_id: str,
+        ids: Collection[RequestId],
+        *,
+        sse: bool,
+        stored: bool,
+        batch: bool,
+        retry_ms: int,
+        http_scope: Mapping[str, Any] | None = None,
     ) -> None:
         """``sse``: answered as an SSE stream (else one JSON body); ``stored``: its events go to the event store
-        first (they get ids); ``retry_ms``: the ``retry`` hint sent when the server ends its connection."""
+        first (they get ids); ``retry_ms``: the ``retry`` hint sent when the server ends its connection;
+        ``http_scope``: the ASGI scope of the POST that opened it (``current_http_scope``)."""
         self.stream_id = stream_id
+        self.http_scope = http_scope
         self.unanswered: set[RequestId] = set(ids)
         self.sse, self.stored, self.batch, self.retry_ms = sse, stored, batch, retry_ms
         self.resumable = False  # an event id went out on it: a client that loses it can come back for the rest
         self.primed = False  # it began with a priming event: the client (2025-11-25) expects server-ended connections
         self.done = False  # every request answered (or cancelled, or the session ended): nothing more will come
-        self._connection: MemoryObjectSendStream[Event] | None = None
+        self._connection: Channel | None = None
 
-    def attach(self) -> tuple[MemoryObjectSendStream[Event], MemoryObjectReceiveStream[Event]]:
-        """A new live connection (replacing the one there was): the token for ``detach`` and what to send."""
+    def attach(self) -> Channel:
+        """A new live connection (replacing the one there was): what to send, and the token for ``detach``."""
         self.end_connection()
-        # Unbounded: routing must never block, or one slow HTTP client would stall the session's shared send lock.
-        send, receive = anyio.create_memory_object_stream[Event](math.inf)
-        self._connection = send
+        channel = self._connection = Channel()
         if self.done:
-            send.close()
-        return send, receive
+            channel.close()
+        return channel
 
-    def detach(self, token: MemoryObjectSendStream[Event]) -> bool:
+    def detach(self, token: Channel) -> bool:
         """The response behind ``token`` ended; False if another had taken over already."""
         token.close()
         if self._connection is not token:
@@ -123,9 +198,7 @@ class ResponseStream:
         """Hand ``event`` to the live connection; False if there is none."""
         if self._connection is None:
             return False
-        try:
-            self._connection.send_nowait(event)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        if not self._connection.push(event):
             self._connection = None
             return False
         if event.event_id is not None:
@@ -172,6 +245,9 @@ class HTTPSessionStream:
         self.budget = budget if budget is not None else InFlightBudget()
         # Bounded: a POST waits (backpressure) while the handler is not reading.
         self._in_send, self._in_receive = anyio.create_memory_object_stream[tuple[bytes, ResponseStream | None]](64)
+        self._queued = 0  # POST bodies delivered but not received yet
+        # The reader of this stream (a jsonrpc Session) when it takes requests directly: see deliver.
+        self._dispatcher: Dispatcher | None = None
         self.by_id: dict[RequestId, ResponseStream] = {}  # the requests in flight, by id
         self._streams: dict[str, ResponseStream] = {}  # the POST streams not done yet, by stream id
         self._stream_count = 0
@@ -183,9 +259,11 @@ class HTTPSessionStream:
         self._backlog: deque[Event] = deque(maxlen=backlog)
         self.terminated = False
         self.on_terminate: list[Callable[[HTTPSessionStream], None]] = []  # called once, when the session ends
-        self.idle_scope = anyio.CancelScope()
+        self.idle_scope = anyio.CancelScope()  # cancelled by expire_when_idle
         self._idle_timeout = idle_timeout
         self._busy = 0
+        self._clock = _clock()
+        self._idle_since = self._clock()
 
     # -- MessageStream ---------------------------------------------------------------------------------------------
 
@@ -194,16 +272,30 @@ class HTTPSessionStream:
             frame, stream = await self._in_receive.receive()
         except anyio.ClosedResourceError:
             raise anyio.EndOfStream from None
+        self._queued -= 1
         _current_stream.set(stream)
         return frame
 
     async def send(self, frame: bytes) -> None:
+        await self.send_message(frame, json.loads(frame))
+
+    async def send_message(self, frame: bytes, message: Any) -> None:
+        """``send`` for a sender that has the message ``frame`` encodes (the session's): routed without a parse,
+        and a success response (the session's own, well-formed) without classifying it again."""
         if self.terminated:
             raise anyio.BrokenResourceError("the HTTP session has ended")
-        value = json.loads(frame)
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            await self._route(item, frame if items is not value else encode_frame(item))
+        if isinstance(message, list):
+            for item in message:
+                await self._route(item, encode_frame(item))
+        elif isinstance(message, dict) and "result" in message and "method" not in message:
+            request_id = message.get("id")
+            kind = Response(request_id, message["result"]) if is_request_id(request_id) else classify(message)
+            await self._route(message, frame, kind)
+        else:
+            await self._route(message, frame)
+
+    def set_dispatcher(self, dispatcher: Dispatcher | None) -> None:
+        self._dispatcher = dispatcher
 
     async def aclose(self) -> None:
         self.terminate()
@@ -217,20 +309,53 @@ class HTTPSessionStream:
     @contextmanager
     def busy(self) -> Iterator[None]:
         """An HTTP request of this session is being served: no idle expiry meanwhile."""
-        self._busy += 1
-        self.idle_scope.deadline = math.inf
+        self.enter_busy()
         try:
             yield
         finally:
-            self._busy -= 1
-            if not self._busy and self._idle_timeout is not None:
-                self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+            self.leave_busy()
 
-    def open_stream(self, ids: Collection[RequestId], *, sse: bool, batch: bool, stored: bool) -> ResponseStream:
-        """The stream for a POST carrying the requests ``ids`` (now in flight)."""
+    def enter_busy(self) -> None:
+        """``busy`` without the context manager (the per-request path): pair with ``leave_busy``."""
+        self._busy += 1
+
+    def leave_busy(self) -> None:
+        self._busy -= 1
+        if not self._busy:
+            self._idle_since = self._clock()
+
+    async def expire_when_idle(self) -> None:
+        """Cancel ``idle_scope`` once no HTTP request has been served for ``idle_timeout`` seconds; run it beside the
+        handler. Requests only note when they end (a timer re-armed per request cost more than the request's own
+        bookkeeping): this wakes when the session could expire at the earliest, and looks."""
+        timeout = self._idle_timeout
+        if timeout is None:
+            return
+        while not self.terminated:
+            if self._busy:
+                await anyio.sleep(timeout)  # it cannot expire before it has been idle that long
+                continue
+            now, due = self._clock(), self._idle_since + timeout
+            if now >= due:
+                self.idle_scope.cancel()
+                return
+            await anyio.sleep(due - now)
+
+    def open_stream(
+        self,
+        ids: Collection[RequestId],
+        *,
+        sse: bool,
+        batch: bool,
+        stored: bool,
+        http_scope: Mapping[str, Any] | None = None,
+    ) -> ResponseStream:
+        """The stream for a POST carrying the requests ``ids`` (now in flight); ``http_scope``: that POST's."""
         self._stream_count += 1
         stream_id = f"{self.key}.{self._stream_count}"
-        stream = ResponseStream(stream_id, ids, sse=sse, stored=stored, batch=batch, retry_ms=self.retry_ms)
+        stream = ResponseStream(
+            stream_id, ids, sse=sse, stored=stored, batch=batch, retry_ms=self.retry_ms, http_scope=http_scope
+        )
         for request_id in ids:
             self.by_id[request_id] = stream
         self.budget.used += len(ids)
@@ -252,21 +377,40 @@ class HTTPSessionStream:
             if event_id is not None:
                 stream.primed = stream.push(Event(None, event_id, self.retry_ms))
 
-    async def deliver(self, body: bytes, stream: ResponseStream | None) -> None:
-        """Queue one POST body for ``receive``; ClosedResourceError once the session has ended."""
-        await self._in_send.send((body, stream))
+    async def deliver(
+        self, body: bytes, stream: ResponseStream | None, request: Request | None = None, *, inline: bool = False
+    ) -> None:
+        """Hand one POST body to the session; ClosedResourceError once the session has ended.
 
-    def open_standalone(self) -> tuple[MemoryObjectSendStream[Event], MemoryObjectReceiveStream[Event]]:
+        ``request``: the body is that one request. When the session reads this stream with a ``Session`` and
+        nothing delivered earlier is still queued, the request goes to the session directly (``Dispatcher``), which
+        saves a task switch; with ``inline`` its handler runs in the calling task, so this returns once it has
+        answered (or was cancelled). Anything else is queued for ``receive``, as is a request the session cannot
+        take at once (in-flight limit, closing)."""
+        dispatcher = self._dispatcher
+        if request is not None and dispatcher is not None and not self._queued and not self.terminated:
+            token = _current_stream.set(stream)
+            try:
+                if await dispatcher.dispatch_now(request, inline=inline):
+                    return
+            finally:
+                _current_stream.reset(token)
+        self._queued += 1
+        try:
+            await self._in_send.send((body, stream))
+        except BaseException:
+            self._queued -= 1
+            raise
+
+    def open_standalone(self) -> Channel:
         """A live connection for the standalone stream (replacing any), with the backlog queued first."""
-        token, events = self.standalone.attach()  # closed at once if the session has ended
+        channel = self.standalone.attach()  # closed at once if the session has ended
         self.standalone_open = True
         while self._backlog and not self.standalone.done:
-            token.send_nowait(self._backlog.popleft())
-        return token, events
+            channel.push(self._backlog.popleft())
+        return channel
 
-    async def connection_closed(
-        self, stream: ResponseStream, token: MemoryObjectSendStream[Event], *, client_gone: bool
-    ) -> None:
+    async def connection_closed(self, stream: ResponseStream, token: Channel, *, client_gone: bool) -> None:
         """A response carrying ``stream`` ended. If the client went away from a stream it cannot resume, its
         requests are cancelled: nobody can ever receive their answers."""
         if not stream.detach(token):
@@ -288,6 +432,13 @@ class HTTPSessionStream:
         if stream is not None:
             assert is_request_id(request_id)
             await self._answer(stream, request_id, _error_body(REQUEST_CANCELLED, "Request cancelled", request_id))
+
+    async def cancel_notified(self, items: Collection[object]) -> None:
+        """The requests cancelled by the ``notifications/cancelled`` among a POST's messages: as ``cancel_request``."""
+        for item in items:
+            if isinstance(item, Notification) and item.method == "notifications/cancelled":
+                params = item.params if isinstance(item.params, dict) else {}
+                await self.cancel_request(params.get("requestId"))
 
     def terminate(self) -> None:
         if self.terminated:
@@ -355,8 +506,8 @@ class HTTPSessionStream:
             stream.finish()
             self._streams.pop(stream.stream_id, None)
 
-    async def _route(self, item: Any, frame: bytes) -> None:
-        message = classify(item)
+    async def _route(self, item: Any, frame: bytes, kind: Any = None) -> None:
+        message = classify(item) if kind is None else kind
         context = _current_stream.get()
         if isinstance(message, Response | ErrorResponse):
             if message.id is None:
@@ -380,6 +531,13 @@ class HTTPSessionStream:
             await self._emit(context, frame)
         else:
             await self._emit(self.standalone, frame)
+
+
+def current_http_scope() -> Mapping[str, Any] | None:
+    """The ASGI scope of the HTTP POST that carried the request the current task is serving (headers, path, client;
+    not the body); None outside such a request (stdio, a notification, the handler's own background tasks)."""
+    stream = _current_stream.get()
+    return stream.http_scope if stream is not None else None
 
 
 async def close_sse_stream() -> bool:

@@ -7,21 +7,25 @@ Where it sits: in the ``transports`` layer, between ``http_session`` (which prod
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Final
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.types import Receive, Scope, Send
 
-from .http_session import Event
+from .http_asgi import SSE, Answer, DisconnectWatch
+from .http_session import Channel, Event
 
-__all__ = ["SSE", "SSEResponse", "sse_bytes", "sse_event"]
+__all__ = ["SSE", "InlineSSE", "SSEResponse", "sse_bytes", "sse_event"]
 
 logger = logging.getLogger(__name__)
 
-SSE: Final = "text/event-stream"
+# How long the handler of an SSE request running in the request's own task (InlineSSE) may go before its response
+# starts streaming: until then its events wait and go out together.
+LIVE_AFTER: Final = 0.01
+_PING: Final = b": ping\n\n"  # a comment: keeps proxies from timing the stream out
 
 
 def sse_event(frame: bytes, event_id: str | None = None) -> bytes:
@@ -44,13 +48,17 @@ def sse_bytes(event: Event) -> bytes:
 
 
 class SSEResponse:
-    """An SSE response: ``prelude`` first (replayed events), then ``events`` until that stream ends (skipping those
-    whose ids are in ``skip``: already in the prelude), pinging while idle. ``on_close(client_gone)`` is awaited at
-    the end, shielded; ``client_gone`` says whether the client went away before the stream ended."""
+    """An SSE response: ``prelude`` first (replayed events), then the events of ``events`` until that channel ends
+    (skipping those whose ids are in ``skip``: already in the prelude), pinging while idle. ``on_close(client_gone)``
+    is awaited at the end, shielded; ``client_gone`` says whether the client went away before the stream ended.
+
+    What is queued when the response gets to run goes out as one chunk (the end of the stream with the last one),
+    so a stream whose events are all there (a quick handler: priming event and answer) costs two ``send`` calls.
+    """
 
     def __init__(
         self,
-        events: MemoryObjectReceiveStream[Event],
+        events: Channel,
         headers: Mapping[str, str],
         ping_interval: float,
         on_close: Callable[[bool], Awaitable[None]] | None = None,
@@ -64,44 +72,97 @@ class SSEResponse:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = [(b"content-type", SSE.encode()), (b"cache-control", b"no-cache, no-transform")]
         headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self._headers.items()]
+        events = self._events
+        if events.ended:  # everything is here (a quick handler's answer, a finished replay): nothing to wait for
+            try:
+                body = b"".join(sse_bytes(event) for event in (*self._prelude, *self._unskipped(events.take())))
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+            finally:
+                if self._on_close is not None:
+                    with anyio.CancelScope(shield=True):
+                        await self._on_close(False)
+            return
         client_gone = False
+
+        async def gone() -> None:
+            events.wake()  # the stream loop sees watch.gone
+
+        watch = DisconnectWatch(receive, gone)
         try:
-            async with anyio.create_task_group() as tg:
-
-                async def watch_disconnect() -> None:
-                    nonlocal client_gone
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    client_gone = True
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(watch_disconnect)
+            async with watch:
                 try:
-                    await self._stream(send, headers)
+                    await self._stream(send, headers, watch)
                 except OSError:  # a server whose send raises once the client is gone (uvicorn's returns quietly)
                     client_gone = True
                     logger.debug("SSE client went away", exc_info=True)
-                tg.cancel_scope.cancel()
         finally:
-            self._events.close()
+            events.close()
             if self._on_close is not None:
                 with anyio.CancelScope(shield=True):
-                    await self._on_close(client_gone)
+                    await self._on_close(client_gone or watch.gone)
 
-    async def _stream(self, send: Send, headers: list[tuple[bytes, bytes]]) -> None:
+    async def _stream(self, send: Send, headers: list[tuple[bytes, bytes]], watch: DisconnectWatch) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        for event in self._prelude:
-            await send({"type": "http.response.body", "body": sse_bytes(event), "more_body": True})
-        async with self._events:
-            while True:
-                chunk = b": ping\n\n"  # a comment: keeps proxies from timing the stream out
-                with anyio.move_on_after(self._ping_interval):
-                    try:
-                        event = await self._events.receive()
-                    except anyio.EndOfStream:
-                        break
-                    if event.event_id is not None and event.event_id in self._skip:
-                        continue
-                    chunk = sse_bytes(event)
+        events = self._events
+        chunk = b"".join(sse_bytes(event) for event in self._prelude)
+        while not watch.gone:
+            for event in self._unskipped(events.take()):
+                chunk += sse_bytes(event)
+            if events.ended:
+                await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                return
+            if chunk:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                chunk = b""
+                continue  # more may have come meanwhile
+            with anyio.move_on_after(self._ping_interval) as idle:
+                await events.wait()
+            if idle.cancelled_caught:
+                chunk = _PING
+
+    def _unskipped(self, events: list[Event]) -> list[Event]:
+        if not self._skip:
+            return events
+        return [event for event in events if event.event_id is None or event.event_id not in self._skip]
+
+
+class InlineSSE:
+    """The SSE response to a request whose handler runs in the HTTP request's own task: ``work`` (which runs it)
+    first, then ``response``, all the events queued meanwhile going out together. A handler still running after
+    ``LIVE_AFTER`` gets its response started in a task of its own, so that its events (progress, requests to the
+    client, a server-ended connection) stream as they come. ``work`` finding the session ended
+    (ClosedResourceError / BrokenResourceError) before the response started sends ``refused()`` instead. asyncio
+    only.
+    """
+
+    def __init__(
+        self, work: Callable[[], Awaitable[None]], response: SSEResponse, refused: Callable[[], Answer]
+    ) -> None:
+        self._work, self._response, self._refused = work, response, refused
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        loop = asyncio.get_running_loop()
+        live: list[asyncio.Task[None]] = []
+
+        def go_live() -> None:
+            live.append(loop.create_task(self._response(scope, receive, send)))
+
+        timer = loop.call_later(LIVE_AFTER, go_live)
+        try:
+            await self._work()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            if not live:
+                timer.cancel()
+                await self._refused()(scope, receive, send)
+                return
+        except BaseException:
+            timer.cancel()
+            for task in live:
+                task.cancel()
+            raise
+        timer.cancel()
+        if not live:
+            await self._response(scope, receive, send)
+            return
+        await live[0]  # cancelling this task cancels it too

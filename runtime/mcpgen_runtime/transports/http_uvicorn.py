@@ -41,8 +41,14 @@ async def serve_app(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     bound_port = sock.getsockname()[1]
+    # access_log=False: at log level warning nothing is logged per request anyway, but uvicorn would still build the
+    # access log's arguments (client address, path) for every response.
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=max(1, math.ceil(shutdown_timeout))
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=max(1, math.ceil(shutdown_timeout)),
     )
     server = uvicorn.Server(config)
     done = anyio.Event()
