@@ -288,6 +288,22 @@ def nodelay_note() -> str:
     return "yes" if "IPPROTO_TCP" in source else "no (accepted connections keep Nagle's algorithm)"
 
 
+def uvicorn_note() -> str:
+    """The HTTP parser both servers get (uvicorn's default: httptools when installed, else h11) and the uvicorn
+    options mcpgen's run_http sets beyond both servers' log level warning."""
+    import importlib.util
+
+    parser = "httptools" if importlib.util.find_spec("httptools") else "h11 (httptools is not installed)"
+    try:
+        from mcpgen_runtime.transports import http_uvicorn
+
+        source = inspect.getsource(http_uvicorn)
+    except (ImportError, OSError):
+        return f"HTTP parser, both servers: {parser}"
+    access = "off (access_log=False)" if "access_log=False" in source else "uvicorn's default"
+    return f"HTTP parser, both servers: {parser}; mcpgen's uvicorn access log: {access}, the SDK's: uvicorn's default"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--duration", type=float, default=5.0, help="seconds of load per cell and server")
@@ -307,6 +323,7 @@ def main() -> None:
         print(f"NOTE: {why}, so the Python driver generates the load: it takes CPU from the servers on this")
         print("machine, so absolute numbers differ from wrk's and the ratios are less reliable.")
     print(f"mcpgen listening socket created with IPPROTO_TCP (TCP_NODELAY fix): {nodelay_note()}")
+    print(uvicorn_note())
 
     def measure(port: int, connections: int) -> Cell:
         session = open_session(port)

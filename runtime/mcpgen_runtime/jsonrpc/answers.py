@@ -1,5 +1,6 @@
-"""How a ``Session`` answers one incoming request: the handler's outcome as a response (message and frame), the
-error it becomes when the handler fails, and the handlers a session has when given none.
+"""A ``Session``'s requests, each way: an incoming one (``Job``) and how it is answered (the handler's outcome as a
+response, message and frame, or the error it becomes when the handler fails), an outgoing one waiting for its
+answer (``Pending``), and the handlers a session has when given none.
 
 Where it sits: in the ``jsonrpc`` layer, under ``session`` (split out of it: this part needs nothing of a session's
 state but its request handler and the context it hands that handler).
@@ -8,7 +9,7 @@ state but its request handler and the context it hands that handler).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -25,7 +26,7 @@ from .envelopes import (
     success_response,
 )
 
-__all__ = ["Job", "call_handler", "ignore_notification", "method_not_found"]
+__all__ = ["Job", "Pending", "call_handler", "ignore_notification", "method_not_found"]
 
 logger = logging.getLogger("mcpgen_runtime.jsonrpc.session")  # the session's log, where these were written
 
@@ -36,6 +37,23 @@ class Job:
 
     request: Request
     scope: anyio.CancelScope
+
+
+@dataclass(slots=True)
+class Pending:
+    """An outgoing request waiting for its response."""
+
+    event: anyio.Event = field(default_factory=anyio.Event)
+    result: dict[str, Any] | None = None
+    error: BaseException | None = None
+    # How many notifications had been queued when the response arrived: the caller waits until those are handled,
+    # so a progress notification the peer sent before its answer reaches the callback before the call returns.
+    notifications_before: int = 0
+
+    def resolve(self, result: dict[str, Any] | None = None, error: BaseException | None = None) -> None:
+        if not self.event.is_set():
+            self.result, self.error = result, error
+            self.event.set()
 
 
 async def method_not_found(method: str, params: JSONParams, context: RequestContext) -> dict[str, Any]:

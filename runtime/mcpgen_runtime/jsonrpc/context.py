@@ -93,6 +93,14 @@ def is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def progress_fields(params: dict[str, Any]) -> tuple[float, float | None, str | None] | None:
+    """(progress, total, message) of a ``notifications/progress``; None if one of them has the wrong type."""
+    progress, total, message = params.get("progress"), params.get("total"), params.get("message")
+    if not is_number(progress) or not (total is None or is_number(total)):
+        return None
+    return (progress, total, message) if message is None or isinstance(message, str) else None
+
+
 def with_progress_token(params: dict[str, Any] | None, request_id: int) -> tuple[dict[str, Any], RequestId]:
     """``params`` with a ``_meta.progressToken`` (the caller's own, if it set one), without mutating the caller's dict."""
     params = dict(params) if params is not None else {}

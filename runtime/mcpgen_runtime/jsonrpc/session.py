@@ -20,14 +20,13 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
 
-from .answers import Job, call_handler, ignore_notification, method_not_found
+from .answers import Job, Pending, call_handler, ignore_notification, method_not_found
 from .context import (
     CANCELLED,
     PROGRESS,
@@ -36,7 +35,7 @@ from .context import (
     RequestContext,
     RequestHandler,
     SessionClosedError,
-    is_number,
+    progress_fields,
     with_progress_token,
 )
 from .envelopes import (
@@ -59,7 +58,7 @@ from .envelopes import (
     request_message,
 )
 from .inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT, Admission
-from .streams import FrameTooLarge, MessageStream, stream_extras
+from .streams import FrameTooLarge, MessageStream, SendLock, stream_extras
 
 __all__ = [
     "NotificationHandler",
@@ -74,23 +73,6 @@ logger = logging.getLogger(__name__)
 
 # Errors a transport raises once the connection is gone; anything else from a transport is a bug worth a traceback.
 _TRANSPORT_GONE = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
-
-
-@dataclass(slots=True)
-class _Pending:
-    """An outgoing request waiting for its response."""
-
-    event: anyio.Event = field(default_factory=anyio.Event)
-    result: dict[str, Any] | None = None
-    error: BaseException | None = None
-    # How many notifications had been queued when the response arrived: the caller waits until those are handled,
-    # so a progress notification the peer sent before its answer reaches the callback before the call returns.
-    notifications_before: int = 0
-
-    def resolve(self, result: dict[str, Any] | None = None, error: BaseException | None = None) -> None:
-        if not self.event.is_set():
-            self.result, self.error = result, error
-            self.event.set()
 
 
 class Session:
@@ -134,12 +116,12 @@ class Session:
         self._max_batch_size = max_batch_size
 
         self._next_id = 1
-        self._pending: dict[RequestId, _Pending] = {}
+        self._pending: dict[RequestId, Pending] = {}
         self._progress_callbacks: dict[RequestId, ProgressCallback] = {}
         self._incoming: dict[RequestId, anyio.CancelScope] = {}
         self._inline: set[anyio.CancelScope] = set()  # the scopes of requests running in a transport's task
-        # fast_acquire: an uncontended acquire does not yield to the event loop (the default costs a loop turn).
-        self._send_lock = anyio.Lock(fast_acquire=True)
+        self._send_lock = SendLock()
+        self._new_scope: Callable[[], anyio.CancelScope] = anyio.CancelScope  # the backend's own class, once running
         self._notifications_queued = 0
         self._notifications_handled = 0
         self._notification_handled = anyio.Event()
@@ -231,7 +213,7 @@ class Session:
         if progress_callback is not None:
             params, token = with_progress_token(params, request_id)
             self._progress_callbacks[token] = progress_callback
-        pending = _Pending()
+        pending = Pending()
         self._pending[request_id] = pending
         try:
             try:
@@ -304,6 +286,8 @@ class Session:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                # anyio.CancelScope() looks the async library up on every call; its concrete class does not.
+                self._new_scope = type(anyio.CancelScope())
                 self._spawn(self._notification_worker)
                 if self._set_dispatcher is not None:
                     self._set_dispatcher(self)
@@ -382,7 +366,7 @@ class Session:
         return True
 
     def _cancel_inline(self) -> None:
-        for scope in self._inline:
+        for scope in list(self._inline):
             scope.cancel()
 
     def _spawn(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
@@ -461,7 +445,7 @@ class Session:
             if message.id in self._incoming:
                 # Ids must be unique among in-flight requests; a duplicate cannot be cancelled or answered unambiguously.
                 return error_response(message.id, ErrorCode.INVALID_REQUEST, "Invalid Request: duplicate request id")
-            scope = anyio.CancelScope()
+            scope = self._new_scope()
             self._incoming[message.id] = scope
             return Job(message, scope)
         if isinstance(message, Notification):
@@ -583,13 +567,9 @@ class Session:
         callback = self._progress_callbacks.get(token) if is_request_id(token) else None
         if callback is None:
             return False
-        progress, total, message = params.get("progress"), params.get("total"), params.get("message")
-        if (
-            not is_number(progress)
-            or not (total is None or is_number(total))
-            or not (message is None or isinstance(message, str))
-        ):
+        fields = progress_fields(params)
+        if fields is None:
             logger.warning("malformed progress notification for token %r dropped", token)
             return True
-        await callback(progress, total, message)
+        await callback(*fields)
         return True

@@ -8,6 +8,8 @@ complete JSON-RPC message (or batch) as UTF-8 bytes; how frames are delimited is
 from __future__ import annotations
 
 import math
+from collections import deque
+from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
@@ -15,7 +17,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from .envelopes import Request
 
-__all__ = ["Dispatcher", "FrameTooLarge", "MemoryMessageStream", "MessageStream", "memory_stream_pair"]
+__all__ = ["Dispatcher", "FrameTooLarge", "MemoryMessageStream", "MessageStream", "SendLock", "memory_stream_pair"]
 
 
 @runtime_checkable
@@ -49,6 +51,44 @@ class Dispatcher(Protocol):
 def stream_extras(stream: Any) -> tuple[Any, Any]:
     """A stream's ``set_dispatcher`` and ``send_message`` (see ``Dispatcher``), None where it has not got them."""
     return getattr(stream, "set_dispatcher", None), getattr(stream, "send_message", None)
+
+
+class SendLock:
+    """A first-come first-served lock around a stream's ``send`` (a session writes whole frames, one at a time).
+    Taking it when free and giving it back cost two attribute writes: ``anyio.Lock`` tracks the owning task, which
+    cost more than the rest of writing an answer. Not reentrant; released by whoever holds it."""
+
+    __slots__ = ("_locked", "_waiters")
+
+    def __init__(self) -> None:
+        self._locked = False
+        self._waiters: deque[anyio.Event] = deque()
+
+    async def __aenter__(self) -> None:
+        if not self._locked:
+            self._locked = True
+            return
+        turn = anyio.Event()
+        self._waiters.append(turn)
+        try:
+            await turn.wait()
+        except BaseException:
+            if turn.is_set():  # handed over just as the wait was cancelled: hand it on
+                self._release()
+            else:
+                self._waiters.remove(turn)
+            raise
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()  # stays locked: the next one holds it now
+        else:
+            self._locked = False
 
 
 class FrameTooLarge(Exception):
