@@ -36,7 +36,8 @@ import pytest
 
 PACKAGE = "@modelcontextprotocol/conformance"
 VERSION = "0.2.0-alpha.12"
-SPEC_VERSION = "2025-11-25"  # the wire every scenario here runs at
+SPEC_VERSION = "2025-11-25"  # the default wire; a scenario may be run at another (``spec_version``)
+SPEC_VERSIONS = ("2025-11-25", "2026-07-28")  # the requirement sets the tests score
 NPM_TIMEOUT = 300.0  # seconds for the one-time install
 SCENARIO_TIMEOUT_MS = 30_000  # the suite's own per-scenario limit
 PROCESS_TIMEOUT = 90.0  # our limit on one CLI run (the suite's limit plus start-up and reporting)
@@ -206,6 +207,7 @@ class Outcome:
     checks: list[dict[str, Any]]
     output: str  # the CLI's stdout + stderr, for the failure message
     client_output: str = ""  # a client scenario's client stdout + stderr
+    spec_version: str = SPEC_VERSION
     problems: list[str] = field(default_factory=list)
 
     def judge(self, required: Sequence[str] = (), *, client: bool = False, tolerated: Sequence[str] = ()) -> Outcome:
@@ -238,7 +240,7 @@ class Outcome:
         return self
 
     def report(self) -> str:
-        lines = [f"conformance scenario {self.scenario!r} failed ({VERSION}, spec {SPEC_VERSION}):"]
+        lines = [f"conformance scenario {self.scenario!r} failed ({VERSION}, spec {self.spec_version}):"]
         lines += [f"  - {problem}" for problem in self.problems]
         if self.client_output.strip():
             lines += ["--- our client's output (last 3000 characters) ---", self.client_output[-3000:]]
@@ -254,8 +256,8 @@ def _describe(check: dict[str, Any]) -> str:
     return text
 
 
-def _run(suite: Suite, scenario: str, args: list[str], out_dir: Path) -> Outcome:
-    command = suite.command(*args, "--scenario", scenario, "--spec-version", SPEC_VERSION)
+def _run(suite: Suite, scenario: str, args: list[str], out_dir: Path, spec_version: str) -> Outcome:
+    command = suite.command(*args, "--scenario", scenario, "--spec-version", spec_version)
     command += ["--timeout", str(SCENARIO_TIMEOUT_MS), "-o", str(out_dir)]
     try:
         done = subprocess.run(
@@ -276,30 +278,58 @@ def _run(suite: Suite, scenario: str, args: list[str], out_dir: Path) -> Outcome
         for name in ("stdout.txt", "stderr.txt"):
             if (path := results[-1].parent / name).is_file():
                 client_output += path.read_text(encoding="utf-8", errors="replace")
-    return Outcome(scenario, done.returncode, checks, done.stdout + done.stderr, client_output)
+    return Outcome(scenario, done.returncode, checks, done.stdout + done.stderr, client_output, spec_version=spec_version)
 
 
-def run_server_scenario(suite: Suite, url: str, scenario: str, out_dir: Path, required: Sequence[str] = ()) -> Outcome:
-    return _run(suite, scenario, ["server", "--url", url], out_dir).judge(required)
+def run_server_scenario(
+    suite: Suite,
+    url: str,
+    scenario: str,
+    out_dir: Path,
+    required: Sequence[str] = (),
+    *,
+    spec_version: str = SPEC_VERSION,
+) -> Outcome:
+    return _run(suite, scenario, ["server", "--url", url], out_dir, spec_version).judge(required)
 
 
 def run_client_scenario(
-    suite: Suite, scenario: str, out_dir: Path, required: Sequence[str] = (), tolerated: Sequence[str] = ()
+    suite: Suite,
+    scenario: str,
+    out_dir: Path,
+    required: Sequence[str] = (),
+    tolerated: Sequence[str] = (),
+    *,
+    spec_version: str = SPEC_VERSION,
 ) -> Outcome:
     # The suite splits the command on spaces and re-joins it for a shell, so shell quoting survives.
     command = shlex.join([sys.executable, str(HERE / "client.py")])
-    outcome = _run(suite, scenario, ["client", "--command", command], out_dir)
+    outcome = _run(suite, scenario, ["client", "--command", command], out_dir, spec_version)
     return outcome.judge(required, client=True, tolerated=tolerated)
 
 
-def list_scenarios(suite: Suite, role: str) -> list[str]:
-    """The suite's scenarios of ``role`` ("server" or "client") that apply at ``SPEC_VERSION``."""
+def _list(suite: Suite, *args: str) -> str:
     done = subprocess.run(
-        suite.command("list", f"--{role}", "--spec-version", SPEC_VERSION),
-        env=suite.node.env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
+        suite.command("list", *args), env=suite.node.env(), capture_output=True, text=True, timeout=60, check=True
     )
-    return [line.split()[1] for line in done.stdout.splitlines() if line.strip().startswith("- ")]
+    return done.stdout
+
+
+def list_scenarios(suite: Suite, role: str, spec_version: str = SPEC_VERSION) -> list[str]:
+    """The suite's scenarios of ``role`` ("server" or "client") that apply at ``spec_version``."""
+    output = _list(suite, f"--{role}", "--spec-version", spec_version)
+    return [line.split()[1] for line in output.splitlines() if line.strip().startswith("- ")]
+
+
+def required_scenarios(suite: Suite, role: str, revision: str) -> list[str]:
+    """The scenarios of ``role`` that ``--requirements revision`` scores (frozen at its release): the list under
+    the "Server scenarios" or "Client scenarios" heading, without the "never scored" ones that follow."""
+    heading = {"server": "Server scenarios", "client": "Client scenarios"}[role]
+    scenarios: list[str] = []
+    inside = False
+    for line in _list(suite, f"--{role}", "--requirements", revision).splitlines():
+        if line.strip().startswith(("Server scenarios", "Client scenarios", "Run and reported")):
+            inside = line.strip().startswith(heading)
+        elif inside and line.strip().startswith("- "):
+            scenarios.append(line.split()[1])
+    return scenarios
