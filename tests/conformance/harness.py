@@ -278,7 +278,9 @@ def _run(suite: Suite, scenario: str, args: list[str], out_dir: Path, spec_versi
         for name in ("stdout.txt", "stderr.txt"):
             if (path := results[-1].parent / name).is_file():
                 client_output += path.read_text(encoding="utf-8", errors="replace")
-    return Outcome(scenario, done.returncode, checks, done.stdout + done.stderr, client_output, spec_version=spec_version)
+    return Outcome(
+        scenario, done.returncode, checks, done.stdout + done.stderr, client_output, spec_version=spec_version
+    )
 
 
 def run_server_scenario(
