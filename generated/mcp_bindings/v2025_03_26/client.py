@@ -185,7 +185,7 @@ class ClientHandlers(Generic[ContextT]):
         raise NotImplementedError("sampling/createMessage")
 
     async def list_roots(self, params: _m.ListRootsRequestParams | None, context: ContextT) -> _m.ListRootsResult:
-        """`roots/list`: Sent from the server to request a list of root URIs from the client. Roots allow"""
+        """`roots/list`: Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on."""
         raise NotImplementedError("roots/list")
 
     async def ping(self, params: _m.PingRequestParams | None, context: ContextT) -> _m.EmptyResult:

@@ -2,6 +2,7 @@
 """MCP 2025-11-25 bindings: models, method constants, interface tables and parse helpers.
 
 See INTERFACES.md next to this file for the Request | Result | Notification tables.
+The server and client stubs are the modules `server` and `client` beside it, not imported here.
 """
 
 from typing import Final

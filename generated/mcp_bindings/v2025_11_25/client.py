@@ -239,7 +239,7 @@ class ClientHandlers(Generic[ContextT]):
         raise NotImplementedError("tasks/result")
 
     async def list_roots(self, params: _m.RequestParams | None, context: ContextT) -> _m.ListRootsResult:
-        """`roots/list`: Sent from the server to request a list of root URIs from the client. Roots allow"""
+        """`roots/list`: Sent from the server to request a list of root URIs from the client. Roots allow servers to ask for specific directories or files to operate on."""
         raise NotImplementedError("roots/list")
 
     async def list_tasks(self, params: _m.PaginatedRequestParams | None, context: ContextT) -> _m.ListTasksResult:

@@ -23,6 +23,7 @@ from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError
 from ..ir import VersionIR
 from .formatting import CHUNK_MARKER
 from .spec_loader import module_name_for
+from .stub_views import CLIENT_MODULE, SERVER_MODULE, StubsView
 from .views import BASE, ModelsView, python_string
 
 
@@ -154,18 +155,23 @@ def _render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str,
     }
     prefix = f"mcp_bindings/{ir.module}/"
     stubs: dict[str, str] = {}
-    if view.has_stubs():
+    stub_view = StubsView(ir, view.types)
+    context.update(stub_modules=stub_view.modules(), server_notes=stub_view.server_notes())
+    if stub_view.has_stubs():
         context.update(
-            requests_in=view.stub_methods("request", "client_to_server", "", ""),
-            notifications_in=view.stub_methods("notification", "client_to_server", "on_", ""),
+            server_module=SERVER_MODULE,
+            client_module=CLIENT_MODULE,
+            requests_in=stub_view.stub_methods("request", "client_to_server", ""),
+            notifications_in=stub_view.stub_methods("notification", "client_to_server", "on_"),
+            client_notes=stub_view.client_notes(),
         )
         stubs[prefix + "server.py"] = render_template(environment, "server.py.j2", context)
         context.update(
-            requests_out=view.stub_methods("request", "client_to_server", "", ""),
-            notifications_out=view.stub_methods("notification", "client_to_server", "notify_", ""),
-            paginations=view.paginations(),
-            requests_in=view.stub_methods("request", "server_to_client", "", ""),
-            notifications_in=view.stub_methods("notification", "server_to_client", "on_", ""),
+            requests_out=stub_view.stub_methods("request", "client_to_server", ""),
+            notifications_out=stub_view.stub_methods("notification", "client_to_server", "notify_"),
+            paginations=stub_view.paginations(),
+            requests_in=stub_view.stub_methods("request", "server_to_client", ""),
+            notifications_in=stub_view.stub_methods("notification", "server_to_client", "on_"),
         )
         stubs[prefix + "client.py"] = render_template(environment, "client.py.j2", context)
     return stubs | {

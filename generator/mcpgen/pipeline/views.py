@@ -105,31 +105,6 @@ class MethodView:
 
 
 @dataclass(frozen=True)
-class StubMethod:
-    """One typed method of a generated handler base or stub."""
-
-    method: str
-    name: str  # python method name: call_tool, list_roots, on_initialized, notify_progress
-    message_type: str
-    params_annotation: str  # "_m.CallToolRequestParams", or "None" when the message has no params
-    params_required: bool
-    result_type: str | None
-    capability: str | None
-    summary: str
-
-
-@dataclass(frozen=True)
-class Pagination:
-    """A list method that walks `nextCursor`: list_tools -> list_all_tools() -> list[_m.Tool]."""
-
-    name: str  # list_all_tools
-    call: str  # list_tools
-    params_type: str
-    items_field: str  # python attribute of the result holding the page's items
-    item_annotation: str
-
-
-@dataclass(frozen=True)
 class ParseHelper:
     function: str
     target: str
@@ -457,57 +432,6 @@ class ModelsView:
             if m.direction in ("server_to_client", "both"):
                 sets[f"SERVER_{prefix}"].append(constant)
         return {name: tuple(sorted(members)) for name, members in sets.items()}
-
-    # -- server.py and client.py (handshake-era versions only) --------------------------------
-
-    def has_stubs(self) -> bool:
-        """Stubs are generated for versions with the initialize handshake; the stateless
-        2026-07-28 mode (requests carry their own id and _meta) needs a different runtime."""
-        return any(m.method == "initialize" for m in self.ir.methods)
-
-    def stub_methods(self, kind: str, direction: str, prefix: str, suffix: str) -> tuple[StubMethod, ...]:
-        """Requests or notifications travelling in `direction` ("client_to_server" or
-        "server_to_client"; "both" methods are included), named prefix + message + "" ."""
-        chosen = []
-        for m in self.ir.methods:
-            if m.kind != kind or m.delivery != "jsonrpc" or m.direction not in (direction, "both"):
-                continue
-            stem = m.message_type.removesuffix("Request" if kind == "request" else "Notification")
-            params = next((f for f in self.definitions[m.message_type].fields if f.wire_name == "params"), None)
-            if params is None:
-                annotation = "None"
-            elif isinstance(params.type, RefType):
-                annotation = "_m." + params.type.target
-            else:
-                annotation = self.types.render(params.type, quote=False)
-            chosen.append(
-                StubMethod(
-                    m.method,
-                    prefix + snake_case(stem) + suffix,
-                    m.message_type,
-                    annotation,
-                    params is not None and params.required,
-                    m.result_type,
-                    m.capability,
-                    (m.description or "").split("\n", 1)[0],
-                )
-            )
-        return tuple(sorted(chosen, key=lambda stub: stub.name))
-
-    def paginations(self) -> tuple[Pagination, ...]:
-        pages = []
-        for stub in self.stub_methods("request", "client_to_server", "", ""):
-            result = self.definitions[stub.result_type] if stub.result_type else None
-            params = self.definitions.get(stub.params_annotation.removeprefix("_m."))
-            if result is None or params is None or not any(f.wire_name == "cursor" for f in params.fields):
-                continue
-            lists = [f for f in result.fields if f.required and isinstance(f.type, ArrayType)]
-            if len(lists) == 1 and any(f.wire_name == "nextCursor" for f in result.fields):
-                item = self.types.render(lists[0].type.items, quote=False)  # type: ignore[union-attr]
-                item = "_m." + item if isinstance(lists[0].type.items, RefType) else item  # type: ignore[union-attr]
-                name = stub.name.replace("list_", "list_all_", 1)
-                pages.append(Pagination(name, stub.name, stub.params_annotation, lists[0].python_name, item))
-        return tuple(pages)
 
     def jsonrpc_shapes(self) -> JsonRpcShapes | None:
         """Which JSON-RPC definitions are request, notification, result response and error

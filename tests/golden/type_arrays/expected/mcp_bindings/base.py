@@ -156,7 +156,12 @@ class Peer(Protocol):
     """The other side of a connection, as generated stubs see it. The runtime's session implements
     it: it frames `request_type.METHOD` with `params` and a fresh id, waits for the answer and parses
     it as `request_type.RESULT`. Passing the class, not an instance, leaves the id to the session
-    (from 2025-11-25 on, request classes carry `id` and `jsonrpc` themselves)."""
+    (from 2025-11-25 on, request classes carry `id` and `jsonrpc` themselves).
+
+    From 2026-07-28 on a server may answer some requests with an InputRequiredResult (their route's
+    `input_required_result`). `send_request` still returns `request_type.RESULT`: the peer answers the
+    `inputRequests` and retries the request with `inputResponses` and the echoed `requestState` until the
+    result is complete (or gives up with an error)."""
 
     async def send_request(self, request_type: type[Request[ParamsT, ResultT]], params: ParamsT, /) -> ResultT: ...
 
@@ -203,8 +208,12 @@ class Route:
     handler: str  # attribute name on the handler class
     params_type: Any  # the params class (or alias); None when the message has no params
     params_required: bool
-    result_type: type[Any] | None  # None for notifications
+    result_type: type[Any] | None  # the complete result; None for notifications
     capability: str | None  # see INTERFACES.md: what must be declared before the method is used
+    input_required_result: type[Any] | None = None
+    """The version's InputRequiredResult class when the server may answer this request with it instead of
+    `result_type` (2026-07-28 on: tools/call, prompts/get, resources/read, per the schema's `*ResultResponse`
+    definitions); None when it may not, as for every method of older versions."""
 
 
 def overridden(handlers: object, base: type, routes: "dict[str, Route] | Any") -> frozenset[str]:
