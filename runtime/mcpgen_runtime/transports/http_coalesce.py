@@ -19,7 +19,6 @@ that delays a fixed-length head until the next write (or ``close``).
 from __future__ import annotations
 
 import asyncio
-import functools
 from typing import Any
 
 __all__ = ["coalescing_protocol"]
@@ -75,13 +74,17 @@ def _fixed_length_head(data: bytes | bytearray | memoryview) -> bool:
     return b"\r\ncontent-length:" in head.lower()
 
 
-@functools.cache
+_made: dict[type[asyncio.Protocol], type[asyncio.Protocol]] = {}
+
+
 def coalescing_protocol(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
     """A subclass of uvicorn's HTTP protocol class ``base`` whose connections write through a
-    ``_HeadHoldingTransport``."""
+    ``_HeadHoldingTransport`` (made once per ``base``)."""
+    if base not in _made:
 
-    def connection_made(self: Any, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        base.connection_made(self, _HeadHoldingTransport(transport))  # type: ignore[arg-type]
+        def connection_made(self: Any, transport: asyncio.BaseTransport) -> None:
+            assert isinstance(transport, asyncio.Transport)
+            base.connection_made(self, _HeadHoldingTransport(transport))  # type: ignore[arg-type]
 
-    return type(f"Coalescing{base.__name__}", (base,), {"connection_made": connection_made})
+        _made[base] = type(f"Coalescing{base.__name__}", (base,), {"connection_made": connection_made})
+    return _made[base]
