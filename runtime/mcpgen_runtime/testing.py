@@ -42,9 +42,11 @@ async def connect_in_memory(
     initialize_timeout: float | None = 30.0,
     max_pages: int = DEFAULT_MAX_PAGES,
     max_requests_in_flight: int | None = None,
+    **client_options: Any,
 ) -> AsyncIterator[Client]:
     """Serve ``server`` in a background task and yield a ``Client`` connected to it (options as for
-    ``Client.connect``; ``max_requests_in_flight``, if given, the server's limit as for ``serve_stream``).
+    ``Client.connect``, ``client_options`` included: ``mode="auto"`` or ``mode="2026-07-28"`` for the modern era;
+    ``max_requests_in_flight``, if given, the server's limit as for ``serve_stream``).
 
     The server's lifespan is entered first (a failing one raises ``LifespanError`` here, before any client exists),
     or joined if the server is running already (``async with server.running()`` around several clients shares one
@@ -75,6 +77,7 @@ async def connect_in_memory(
                 request_timeout=request_timeout,
                 initialize_timeout=initialize_timeout,
                 max_pages=max_pages,
+                **client_options,
             ) as client:
                 yield client
         finally:

@@ -83,7 +83,8 @@ async def test_unsupported_answer_closes_the_connection(requested: str | None, a
 async def test_unknown_requested_version_is_refused_before_sending() -> None:
     fake = FakeServer()
     with pytest.raises(UnsupportedVersionError):
-        async with connected(fake, version="2026-07-28"):
+        # 2026-07-28 is a modern version now (mode="2026-07-28", no handshake): an unknown one stands in.
+        async with connected(fake, version="2099-01-01"):
             pass
     assert fake.requests == []
 

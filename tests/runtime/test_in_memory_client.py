@@ -60,7 +60,8 @@ async def test_the_whole_protocol_runs_in_memory() -> None:
     with anyio.fail_after(WAIT):
         async with connect_in_memory(server) as client:
             assert client.protocol_version == "2025-11-25"  # the newest both speak
-            assert client.server_info.name == "adder" and client.server_info.version == "2.0.0"
+            info = client.server_info
+            assert info is not None and info.name == "adder" and info.version == "2.0.0"
             assert client.instructions == "Adds."
             assert "tools" in client.server_capabilities
             api = client.stub(v4.client.ClientStub)

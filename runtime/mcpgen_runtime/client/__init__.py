@@ -1,8 +1,10 @@
 """The typed MCP client side: ``Client`` connects to a server, negotiates a version and sends through its stubs.
 
-Holds ``client`` (``Client``, ``ClientContext``: the connection, capability gating, the server's requests) and
-``client_support`` (the version registry, type aliases over the versions, the client's errors and defaults, the
-list cache).
+Holds ``client`` (``Client``, ``ClientContext``: the connection, negotiation in either era, capability gating, the
+request path), ``client_support`` (the version registry, type aliases over the versions, the client's errors and
+defaults, the list cache), ``modern`` (the modes, the 2026-07-28 ``_meta`` and the ``server/discover`` probe),
+``input_required`` (multi round-trip requests), ``handlers`` (answering the server's requests, in either era),
+``lists`` (the cached lists), ``tool_headers`` (``x-mcp-header``) and ``subscriptions`` (``subscriptions/listen``).
 
 May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``delivery`` eagerly; ``http_client`` only inside
 ``Client.connect_http``, so that stdio clients do not import httpx2), ``protocol`` (result validation), the standard
@@ -27,11 +29,19 @@ from .client_support import (
     UnsupportedVersionError,
     VersionMismatchError,
 )
+from .input_required import DEFAULT_MAX_INPUT_ROUNDS, InputRequiredError
+from .modern import DEFAULT_DISCOVER_TIMEOUT, LATEST_MODERN_VERSION, MODERN_VERSIONS
+from .subscriptions import DEFAULT_MAX_PENDING, Subscription, SubscriptionLostError
 
 __all__ = [
+    "DEFAULT_DISCOVER_TIMEOUT",
+    "DEFAULT_MAX_INPUT_ROUNDS",
     "DEFAULT_MAX_PAGES",
+    "DEFAULT_MAX_PENDING",
     "DEFAULT_REQUEST_TIMEOUT",
+    "LATEST_MODERN_VERSION",
     "LATEST_VERSION",
+    "MODERN_VERSIONS",
     "SUPPORTED_VERSIONS",
     "AnyClientHandlers",
     "AnyClientStub",
@@ -39,10 +49,13 @@ __all__ = [
     "Client",
     "ClientContext",
     "ClientError",
+    "InputRequiredError",
     "InvalidResultError",
     "ListCache",
     "MalformedResponseError",
     "PaginationError",
+    "Subscription",
+    "SubscriptionLostError",
     "UnsupportedVersionError",
     "VersionMismatchError",
 ]

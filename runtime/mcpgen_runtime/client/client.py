@@ -1,31 +1,26 @@
-"""The typed MCP client: a ``Session`` that speaks one negotiated MCP version through the generated bindings.
+"""The typed MCP client: a ``Session`` that speaks one negotiated MCP version through the generated bindings, in
+either era: the handshake era (``initialize``, 2024-11-05 .. 2025-11-25) or the modern one (2026-07-28: no
+handshake, ``_meta`` on every request, found with ``server/discover``; see ``modern`` for the modes).
 
 Where it sits: in the ``client`` layer, on top of ``jsonrpc.session.Session`` (JSON-RPC ids, cancellation, progress,
 ping) and any ``MessageStream`` (``transports``: stdio, streamable HTTP); below user code, which calls the generated
-``ClientStub`` of the negotiated version (``client.api`` / ``client.stub(...)``). ``Client`` implements
-``mcp_bindings.base.Peer``: every stub call comes through ``send_request``, which is where version checks,
-capability gating, timeouts and result parsing happen.
+``ClientStub`` of the negotiated version (``client.api`` / ``client.stub(...)``) or the era-independent
+conveniences (``call_tool``, ``get_prompt``, ``read_resource``, ``tools()`` ...). ``Client`` implements
+``mcp_bindings.base.Peer``: every stub call comes through ``request``, which is where version checks, capability
+gating, the modern ``_meta``, multi round-trip requests (``input_required``), timeouts and result parsing happen.
 
 What a misbehaving server can do to a call is bounded: every request has a timeout (``DEFAULT_REQUEST_TIMEOUT``,
-300 s, unless configured); an answer that arrives but cannot be delivered (damaged JSON, over a size limit, an
-``id`` without ``result`` or ``error``) raises ``MalformedResponseError`` at once where the transport can tell whose
-answer it was (``transports.delivery``: always over HTTP; over stdio when the id can be read); list walks stop on a
-repeated cursor and after ``max_pages`` pages (``PaginationError``).
-
-Server -> client requests (sampling, elicitation, roots) are answered by a user subclass of a generated
-``ClientHandlers`` through that version's ``CLIENT_ROUTES``. A handler returns the result model or a plain dict
-(annotate it ``-> Any`` or ``-> dict[str, Any]`` with an ignore, since the stub says model); either is validated
-against the negotiated version's result model (``protocol.results.as_result``), and one that does not validate is
-answered -32603 with the field paths, and logged. ``client_support`` holds the version registry, the errors, the
-defaults and the list cache.
-
-Only the handshake-era versions are spoken (2024-11-05 .. 2025-11-25); 2026-07-28 has no ``initialize`` at all.
+300 s, unless configured); an answer that arrives but cannot be delivered raises ``MalformedResponseError`` at once
+where the transport can tell whose answer it was (``transports.delivery``); list walks stop on a repeated cursor
+and after ``max_pages`` pages (``PaginationError``); an MRTR call stops after ``max_input_rounds`` rounds
+(``InputRequiredError``). Server -> client requests and MRTR input requests are answered by a user subclass of a
+generated ``ClientHandlers`` (``handlers.HandlerDispatch``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import ModuleType
@@ -36,10 +31,9 @@ from pydantic import BaseModel, ValidationError
 from mcp_bindings import base as _base
 
 from ..jsonrpc.context import ProgressCallback, RequestContext
-from ..jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound
+from ..jsonrpc.envelopes import JSONParams, JSONRPCError
 from ..jsonrpc.session import Session
 from ..jsonrpc.streams import MessageStream
-from ..protocol.results import ResultValidationError, as_result
 from ..transports.delivery import DEFAULT_MAX_MESSAGE_BYTES, AnswerGuard, SSEReconnect, undeliverable_reason
 from ..transports.stdio import open_subprocess_stream
 from .client_support import (
@@ -48,48 +42,39 @@ from .client_support import (
     LATEST_VERSION,
     LIST_CHANGED,
     MODELS_MODULE_VERSION,
+    MODERN,
     SUPPORTED_VERSIONS,
     VERSIONS,
     AnyClientHandlers,
     AnyClientStub,
     AnyImplementation,
     AnyInitializeResult,
-    AnyPrompt,
-    AnyResource,
-    AnyResourceTemplate,
-    AnyTool,
     CapabilityError,
     ClientError,
     InvalidResultError,
-    ListCache,
     MalformedResponseError,
-    PaginationError,
     UnsupportedVersionError,
     VersionMismatchError,
     VersionSpec,
     has_path,
-    merge_capabilities,
-    set_path,
-    validate_params,
 )
+from .conveniences import ConveniencesMixin
+from .handlers import HandlerDispatch
+from .input_required import DEFAULT_MAX_INPUT_ROUNDS, call_with_rounds
+from .lists import ListsMixin
+from .modern import (
+    DEFAULT_DISCOVER_TIMEOUT,
+    HEADER_MISMATCH,
+    MODERN_VERSIONS,
+    MODES,
+    ModernState,
+    complete_result,
+    modern_capabilities,
+    probe_era,
+)
+from .subscriptions import Subscriptions
 
-__all__ = [
-    "DEFAULT_MAX_PAGES",
-    "DEFAULT_REQUEST_TIMEOUT",
-    "LATEST_VERSION",
-    "SUPPORTED_VERSIONS",
-    "AnyClientHandlers",
-    "AnyClientStub",
-    "CapabilityError",
-    "Client",
-    "ClientContext",
-    "ClientError",
-    "InvalidResultError",
-    "MalformedResponseError",
-    "PaginationError",
-    "UnsupportedVersionError",
-    "VersionMismatchError",
-]
+__all__ = ["Client", "ClientContext"]
 
 if TYPE_CHECKING:
     import httpx2  # only for the annotation: stdio clients never import it
@@ -97,7 +82,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 StubT = TypeVar("StubT", bound=AnyClientStub)
-T = TypeVar("T")
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
 
@@ -105,7 +89,8 @@ ResultT = TypeVar("ResultT")
 @dataclass(frozen=True, slots=True)
 class ClientContext:
     """The ``context`` argument of ``ClientHandlers`` methods: annotate handlers as ``ClientHandlers[ClientContext]``.
-    ``request`` is the session's context of a server -> client request (None for notification hooks)."""
+    ``request`` is the session's context of a server -> client request (None for notification hooks and for the
+    input requests of a multi round-trip request, which arrive inside a result)."""
 
     client: Client
     method: str
@@ -127,15 +112,20 @@ class _CallOptions:
         await self._client.send_notification(notification_type, params)
 
 
-class Client:
-    """A connected, initialized MCP client. Create it with ``Client.connect(stream)`` or ``Client.connect_stdio(cmd)``.
+class Client(ConveniencesMixin, ListsMixin):
+    """A connected MCP client. Create it with ``Client.connect(stream)``, ``connect_stdio(cmd)`` or ``connect_http(url)``.
 
-    Calls go through ``client.api``, the negotiated version's generated ``ClientStub`` (typed as the union of the
-    four; narrow it with ``client.stub(v2025_11_25.client.ClientStub)``, which also takes per-call ``timeout`` and
-    ``progress_callback``). ``tools()`` / ``prompts()`` / ``resources()`` / ``resource_templates()`` are cached.
+    Calls go through ``client.api``, the negotiated version's generated ``ClientStub`` (narrow it with
+    ``client.stub(v2025_11_25.client.ClientStub)``, which also takes per-call ``timeout`` and ``progress_callback``),
+    or the conveniences that work in both eras: ``call_tool``, ``get_prompt``, ``read_resource``, and the cached
+    ``tools()`` / ``prompts()`` / ``resources()`` / ``resource_templates()``.
 
-    ``request_timeout`` (seconds, default ``DEFAULT_REQUEST_TIMEOUT`` = 300; None waits forever) bounds every call
-    that names no timeout of its own; ``max_pages`` (default ``DEFAULT_MAX_PAGES`` = 1000) bounds the list walks.
+    ``mode`` (``"legacy"``, the default; ``"auto"``; or a modern version such as ``"2026-07-28"``) is how the era
+    is chosen (``modern``); ``request_timeout`` (seconds, default 300; None waits forever) bounds every call that
+    names no timeout; ``max_pages`` (default 1000) bounds the list walks; ``max_input_rounds`` (default 10) the
+    rounds of a multi round-trip request; ``log_level`` asks a modern server for ``notifications/message`` at that
+    level or above (the handshake era has ``logging/setLevel`` instead); ``discover_timeout`` (default 10 s) is how
+    long the auto mode waits for ``server/discover`` before taking the server for a legacy one.
     """
 
     def __init__(
@@ -146,35 +136,41 @@ class Client:
         capabilities: Mapping[str, Any] | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         max_pages: int = DEFAULT_MAX_PAGES,
+        mode: str = "legacy",
+        log_level: str | None = None,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
     ) -> None:
         """Prefer ``connect``; this only holds the configuration. ``capabilities`` is merged over the advertised
-        ones (which come from the ``handlers`` methods actually overridden); ``request_timeout`` is the default
-        timeout of every request (None: wait forever); ``max_pages`` the most pages one list walk requests."""
-        self._handlers = handlers
-        self._handler_version = self._version_of_handlers(handlers) if handlers is not None else None
-        self._implemented: frozenset[str] = (
-            _base.overridden(handlers, self._handler_version.handlers_base, self._handler_version.client_routes)
-            if handlers is not None and self._handler_version is not None
-            else frozenset()
-        )
+        ones (which come from the ``handlers`` methods actually overridden)."""
+        if mode not in MODES:
+            hint = " (a handshake version: pass it as version= with mode='legacy')" if mode in VERSIONS else ""
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}{hint}")
+        if max_pages < 1:
+            raise ValueError(f"max_pages must be at least 1, not {max_pages}")
+        if max_input_rounds < 0:
+            raise ValueError(f"max_input_rounds must not be negative, not {max_input_rounds}")
+        self._dispatch = HandlerDispatch(handlers, lambda method, request: ClientContext(self, method, request))
         self._client_info = dict(client_info or {"name": "mcpgen-client", "version": "0.1.0"})
         self._extra_capabilities = dict(capabilities or {})
         self.request_timeout = request_timeout
-        if max_pages < 1:
-            raise ValueError(f"max_pages must be at least 1, not {max_pages}")
         self.max_pages = max_pages
+        self.mode = mode
+        self.log_level = log_level
+        self.max_input_rounds = max_input_rounds
+        self.discover_timeout = discover_timeout
         self._session: Session | None = None
         self._spec: VersionSpec | None = None
         self._api: AnyClientStub | None = None
+        self._modern: ModernState | None = None
+        self._capabilities_known = True  # False in a pinned modern mode: nothing told us the server's capabilities
+        self._http = False  # the stream takes Mcp-Param-* headers from us (streamable HTTP)
+        self._subscriptions = Subscriptions()
         self.client_capabilities: dict[str, Any] = {}
         self.server_capabilities: dict[str, Any] = {}  # as sent (wire names): what gating reads
         self._initialize_result: AnyInitializeResult | None = None
-        self._caches: dict[str, ListCache[Any]] = {
-            "tools": ListCache[AnyTool](self._fetch_tools),
-            "prompts": ListCache[AnyPrompt](self._fetch_prompts),
-            "resources": ListCache[AnyResource](self._fetch_resources),
-            "resource_templates": ListCache[AnyResourceTemplate](self._fetch_resource_templates),
-        }
+        self._discover_result: Any = None
+        super().__init__()
 
     # -- connecting ------------------------------------------------------------------------------------------------
 
@@ -185,35 +181,34 @@ class Client:
         stream: MessageStream,
         *,
         version: str | None = None,
-        handlers: AnyClientHandlers | None = None,
-        client_info: Mapping[str, Any] | None = None,
-        capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         initialize_timeout: float | None = 30.0,
-        max_pages: int = DEFAULT_MAX_PAGES,
         guard_answers: bool = True,
+        **options: Any,
     ) -> AsyncIterator[Client]:
-        """Run a session over ``stream``, initialize, and yield the client; the session (and stream) close on exit.
+        """Run a session over ``stream``, negotiate, and yield the client; the session (and stream) close on exit.
 
-        Without ``version``, the newest supported version is offered and any supported answer is accepted; with
-        it, exactly that version is offered and required. Any other answer raises ``UnsupportedVersionError``
-        after the connection is closed. ``request_timeout`` and ``max_pages`` as for ``Client``. With
-        ``guard_answers`` the stream is wrapped in ``transports.delivery.AnswerGuard``, which fails a call at once
-        when its answer cannot be delivered (``connect_http`` turns it off: the HTTP transport does this itself).
+        ``options`` are those of ``Client`` (``mode``, ``handlers``, ``request_timeout`` ...). In the legacy mode,
+        without ``version`` the newest handshake version is offered and any supported answer is accepted; with it,
+        exactly that version is offered and required (a modern ``version`` is the same as ``mode=version``). Any
+        other answer raises ``UnsupportedVersionError`` after the connection is closed. With ``guard_answers`` the
+        stream is wrapped in ``transports.delivery.AnswerGuard`` (``connect_http`` turns it off: the HTTP transport
+        does this itself).
         """
-        client = cls(
-            handlers=handlers,
-            client_info=client_info,
-            capabilities=capabilities,
-            request_timeout=request_timeout,
-            max_pages=max_pages,
-        )
+        if version in MODERN_VERSIONS:
+            options["mode"], version = version, None
+        elif version is not None and options.get("mode", "legacy") != "legacy":
+            raise ValueError(f"version={version!r} is a handshake version: it needs mode='legacy'")
+        client = cls(**options)
+        if hasattr(stream, "param_headers"):
+            # The streamable HTTP client stream asks us for the Mcp-Param-* headers of each modern tools/call.
+            stream.param_headers = client._param_headers
+            client._http = True
         if guard_answers:
             stream = AnswerGuard(stream)
         session = Session(stream, request_handler=client._on_request, notification_handler=client._on_notification)
         async with session:
             client._session = session
-            await client._initialize(version, initialize_timeout)
+            await client._negotiate(version, initialize_timeout)
             yield client
 
     @classmethod
@@ -225,28 +220,13 @@ class Client:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         capture_stderr: bool = False,
-        version: str | None = None,
-        handlers: AnyClientHandlers | None = None,
-        client_info: Mapping[str, Any] | None = None,
-        capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-        initialize_timeout: float | None = 30.0,
-        max_pages: int = DEFAULT_MAX_PAGES,
+        **options: Any,
     ) -> AsyncIterator[Client]:
-        """Start ``command`` as a stdio server and ``connect`` to it; the child is shut down on exit (the MCP stdio
-        sequence: close its stdin, then SIGTERM, then SIGKILL)."""
+        """Start ``command`` as a stdio server and ``connect`` to it (``options`` as for ``connect``); the child is
+        shut down on exit (the MCP stdio sequence: close its stdin, then SIGTERM, then SIGKILL)."""
         async with (
             open_subprocess_stream(command, env, cwd=cwd, capture_stderr=capture_stderr) as stream,
-            cls.connect(
-                stream,
-                version=version,
-                handlers=handlers,
-                client_info=client_info,
-                capabilities=capabilities,
-                request_timeout=request_timeout,
-                initialize_timeout=initialize_timeout,
-                max_pages=max_pages,
-            ) as client,
+            cls.connect(stream, **options) as client,
         ):
             yield client
 
@@ -263,13 +243,11 @@ class Client:
         **options: Any,
     ) -> AsyncIterator[Client]:
         """``connect`` to a streamable HTTP server at ``url`` (e.g. http://127.0.0.1:8000/mcp); ``options`` as for
-        ``connect`` (``request_timeout``, ``max_pages``, ...). The HTTP session is ended (DELETE) on exit.
+        ``connect``. A handshake-era HTTP session is ended (DELETE) on exit; a modern connection has none.
 
         ``http_client`` (an ``httpx2.AsyncClient``) replaces the default one; ``max_message_bytes`` bounds one JSON
-        body or SSE event (a larger answer fails its call with ``MalformedResponseError``); ``reconnect`` is how SSE
-        streams the server closes early are resumed (``transports.delivery.SSEReconnect``: honours ``retry:``,
-        capped, with a bounded number of reconnections). An exception raised in the ``async with`` body comes out
-        as itself, as over stdio.
+        body or SSE event; ``reconnect`` is how SSE streams the server closes early are resumed (handshake era only:
+        2026-07-28 has no resumption). An exception raised in the ``async with`` body comes out as itself.
         """
         from ..transports.http_client import open_http_stream  # only HTTP clients need httpx2
 
@@ -285,11 +263,23 @@ class Client:
         ):
             yield client
 
+    async def _negotiate(self, version: str | None, initialize_timeout: float | None) -> None:
+        if self.mode == "legacy":
+            await self._initialize(version, initialize_timeout)
+        elif self.mode in MODERN_VERSIONS:
+            self._adopt(self.mode, None)
+        else:
+            probed = await probe_era(self._discover_at)
+            if probed is None:
+                await self._initialize(None, initialize_timeout)
+            else:
+                self._adopt(*probed)
+
     async def _initialize(self, version: str | None, timeout: float | None) -> None:
         if version is not None and version not in VERSIONS:
             raise UnsupportedVersionError(version, SUPPORTED_VERSIONS)
         offered = VERSIONS[version or LATEST_VERSION]
-        self.client_capabilities = self._advertised_capabilities(offered)
+        self.client_capabilities = self._dispatch.capabilities(offered.client_routes, self._extra_capabilities)
         params = offered.package.InitializeRequestParams(
             protocol_version=offered.version,
             capabilities=offered.package.ClientCapabilities.model_validate(self.client_capabilities),
@@ -311,29 +301,32 @@ class Client:
         self.server_capabilities = dict(capabilities) if isinstance(capabilities, dict) else {}
         self._initialize_result, self._spec = result, spec
         self._api = spec.stub(self)
-        await self._api.notify_initialized()
+        await self.session.notify("notifications/initialized")
 
-    def _advertised_capabilities(self, offered: VersionSpec) -> dict[str, Any]:
-        # Advertise only what a handler really answers, and only capabilities the offered version defines.
-        capabilities: dict[str, Any] = {}
-        for method in sorted(self._implemented):
-            route = offered.client_routes.get(method)
-            if route is not None and route.capability is not None:
-                set_path(capabilities, route.capability)
-        if "roots" in capabilities:
-            # We can send notifications/roots/list_changed (client.api.notify_roots_list_changed).
-            capabilities["roots"].setdefault("listChanged", True)
-        return merge_capabilities(capabilities, self._extra_capabilities)
+    def _modern_state(self, version: str) -> ModernState:
+        handshake = self._dispatch.capabilities(self._dispatch.own_routes(), {})
+        capabilities = modern_capabilities(handshake, self._extra_capabilities)
+        return ModernState(version, self._client_info, capabilities, self.log_level)
 
-    @staticmethod
-    def _version_of_handlers(handlers: object) -> VersionSpec:
-        for spec in VERSIONS.values():
-            if isinstance(handlers, spec.handlers_base):
-                return spec
-        raise TypeError(
-            f"handlers must subclass the ClientHandlers of one of MCP {', '.join(SUPPORTED_VERSIONS)}, "
-            f"not {type(handlers).__name__}"
-        )
+    async def _discover_at(self, version: str) -> dict[str, Any]:
+        raw = await self._send("server/discover", self._modern_state(version).stamp(None), self.discover_timeout, None)
+        return complete_result("server/discover", raw)
+
+    def _adopt(self, version: str, discover: dict[str, Any] | None) -> None:
+        spec = MODERN[version]
+        state = self._modern_state(version)
+        if discover is not None:
+            state.observe(discover)
+            try:
+                self._discover_result = spec.package.parse_result("server/discover", discover)
+            except ValidationError as exc:
+                raise InvalidResultError(f"invalid server/discover result for MCP {version}: {exc}") from exc
+            capabilities = discover.get("capabilities")
+            self.server_capabilities = dict(capabilities) if isinstance(capabilities, dict) else {}
+        self._capabilities_known = discover is not None
+        self._modern, self._spec = state, spec
+        self.client_capabilities = state.capabilities
+        self._api = spec.stub(self)
 
     # -- what was negotiated ---------------------------------------------------------------------------------------
 
@@ -353,6 +346,12 @@ class Client:
         return self._negotiated().version
 
     @property
+    def is_modern(self) -> bool:
+        """Whether the connection speaks a modern version (2026-07-28: no handshake, ``_meta`` per request)."""
+        self._negotiated()
+        return self._modern is not None
+
+    @property
     def bindings(self) -> ModuleType:
         """The generated package of the negotiated version (``mcp_bindings.v2025_11_25`` ...)."""
         return self._negotiated().package
@@ -360,23 +359,36 @@ class Client:
     @property
     def initialize_result(self) -> AnyInitializeResult:
         self._negotiated()
-        assert self._initialize_result is not None
+        if self._initialize_result is None:
+            raise ClientError(f"MCP {self.protocol_version} has no initialize; see discover_result")
         return self._initialize_result
 
     @property
-    def server_info(self) -> AnyImplementation:
-        """The server's ``Implementation`` (name, version, ...) as the negotiated version's model."""
-        return self.initialize_result.server_info
+    def discover_result(self) -> Any:
+        """The server's ``DiscoverResult`` (modern era, auto mode), else None."""
+        return self._discover_result
+
+    @property
+    def server_info(self) -> AnyImplementation | None:
+        """The server's ``Implementation`` (name, version, ...) as the negotiated version's model: from
+        ``initialize``, or in the modern era from the ``_meta`` of its latest result (None until one names it)."""
+        if self._modern is None:
+            return self.initialize_result.server_info
+        info = self._modern.server_info
+        return cast(AnyImplementation, self.bindings.Implementation.model_validate(info)) if info else None
 
     @property
     def instructions(self) -> str | None:
-        return self.initialize_result.instructions
+        if self._modern is None:
+            return self.initialize_result.instructions
+        return getattr(self._discover_result, "instructions", None)
 
     @property
     def api(self) -> AnyClientStub:
         """The negotiated version's generated ``ClientStub``, sending through this client."""
-        self._negotiated()
-        assert self._api is not None
+        spec = self._negotiated()
+        if self._api is None:
+            raise ClientError(f"the generated client stub of MCP {spec.version} is not available")
         return self._api
 
     def stub(
@@ -392,9 +404,13 @@ class Client:
         return stub_type(_CallOptions(self, timeout, progress_callback))
 
     def allows(self, method: str) -> bool:
-        """Whether the server's capabilities allow calling ``method`` (what ``send_request`` checks)."""
+        """Whether the server's capabilities allow calling ``method`` (what ``request`` checks); True for any
+        method of the version when they are unknown (a pinned modern mode)."""
         route = self._negotiated().server_routes.get(method)
-        return route is not None and (route.capability is None or has_path(self.server_capabilities, route.capability))
+        if route is None:
+            return False
+        gated = self._capabilities_known and route.capability is not None
+        return not gated or has_path(self.server_capabilities, cast(str, route.capability))
 
     # -- Peer: what the generated stubs send through --------------------------------------------------------------
 
@@ -424,25 +440,72 @@ class Client:
     ) -> ResultT:
         """Send one typed request and parse its result. ``timeout`` (seconds; None: the client's
         ``request_timeout``; ``math.inf``: no limit) raises ``TimeoutError`` and tells the server with
-        ``notifications/cancelled``, as does cancelling the calling task. Raises ``CapabilityError`` (nothing sent),
+        ``notifications/cancelled``, as does cancelling the calling task. On a modern connection the request's
+        ``_meta`` is filled in, and an ``InputRequiredResult`` is answered by the handlers and the request retried
+        (``InputRequiredError`` past ``max_input_rounds``). Raises ``CapabilityError`` (nothing sent),
         ``JSONRPCError`` (the server's error), ``MalformedResponseError`` (an answer that cannot be used, at once),
         ``InvalidResultError`` and ``SessionClosedError``."""
-        spec = self._check_version(request_type)
-        method = request_type.METHOD
+        self._check_version(request_type)
+        return cast(ResultT, await self._invoke(request_type.METHOD, self._dump(params), timeout, progress_callback))
+
+    async def _invoke(
+        self, method: str, params: dict[str, Any] | None, timeout: float | None, progress: ProgressCallback | None
+    ) -> Any:
+        """Gate, send (with MRTR on a modern connection) and parse one request as the negotiated version's model."""
+        spec = self._negotiated()
         route = spec.server_routes.get(method)
-        if (
-            route is not None
-            and route.capability is not None
-            and not has_path(self.server_capabilities, route.capability)
-        ):
-            raise CapabilityError(method, route.capability)
-        raw = await self._send(
-            method, self._dump(params), timeout if timeout is not None else self.request_timeout, progress_callback
-        )
+        capability = route.capability if route is not None else None
+        if self._capabilities_known and capability is not None and not has_path(self.server_capabilities, capability):
+            raise CapabilityError(method, capability)
+        raw = await self._call(method, params, timeout if timeout is not None else self.request_timeout, progress)
         try:
-            return cast(ResultT, spec.package.parse_result(method, raw))
+            return spec.package.parse_result(method, raw)
         except ValidationError as exc:
             raise InvalidResultError(f"invalid {method} result for MCP {spec.version}: {exc}") from exc
+
+    async def _call(
+        self, method: str, params: dict[str, Any] | None, timeout: float | None, progress: ProgressCallback | None
+    ) -> dict[str, Any]:
+        """The raw result of one request: as sent in the handshake era; in the modern one stamped with ``_meta``,
+        completed (``resultType``, cache hints) and driven through its input rounds."""
+        state = self._modern
+        if state is None:
+            return await self._send(method, params, timeout, progress)
+
+        async def send(again: dict[str, Any] | None) -> dict[str, Any]:
+            return await self._send_modern(state, method, again, timeout, progress)
+
+        async def answer(input_method: str, input_params: Mapping[str, Any]) -> dict[str, Any]:
+            return await self._dispatch.answer_input(input_method, input_params, self.bindings)
+
+        # The generated route says whether the server may answer this method with InputRequiredResult.
+        route = self._negotiated().server_routes.get(method)
+        multi_round = route is not None and route.input_required_result is not None
+        return await call_with_rounds(method, params, send, answer, self.max_input_rounds if multi_round else None)
+
+    async def _send_modern(
+        self,
+        state: ModernState,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+    ) -> dict[str, Any]:
+        if method == "tools/call" and self._http and isinstance(params, dict):
+            await self._know_tool_headers(state, params.get("name"))
+        try:
+            raw = await self._send(method, state.stamp(params), timeout, progress)
+        except JSONRPCError as exc:
+            if exc.code != HEADER_MISMATCH or method != "tools/call" or not self._http:
+                raise
+            # The tool's x-mcp-header annotations may have changed: list the tools again and retry once (the spec's
+            # SHOULD for a HeaderMismatch answer).
+            self.cache("tools").invalidate()
+            await self.tools()
+            raw = await self._send(method, state.stamp(params), timeout, progress)
+        result = complete_result(method, raw)
+        state.observe(result)
+        return result
 
     async def _send(
         self,
@@ -479,88 +542,14 @@ class Client:
             raise TypeError(f"params must be a generated model, not {type(params).__name__}")
         return params.model_dump(mode="json")
 
-    # -- cached lists ----------------------------------------------------------------------------------------------
-
-    async def tools(self) -> list[AnyTool]:
-        """Every tool (all pages), cached until ``notifications/tools/list_changed``."""
-        return cast(list[AnyTool], await self._caches["tools"].get())
-
-    async def prompts(self) -> list[AnyPrompt]:
-        """Every prompt, cached until ``notifications/prompts/list_changed``."""
-        return cast(list[AnyPrompt], await self._caches["prompts"].get())
-
-    async def resources(self) -> list[AnyResource]:
-        """Every resource, cached until ``notifications/resources/list_changed``."""
-        return cast(list[AnyResource], await self._caches["resources"].get())
-
-    async def resource_templates(self) -> list[AnyResourceTemplate]:
-        """Every resource template, cached until ``notifications/resources/list_changed``."""
-        return cast(list[AnyResourceTemplate], await self._caches["resource_templates"].get())
-
-    def cache(self, name: str) -> ListCache[Any]:
-        """The cache behind ``tools()`` and friends ("tools", "prompts", "resources", "resource_templates")."""
-        return self._caches[name]
-
-    async def _fetch_tools(self) -> Sequence[AnyTool]:
-        return await self._walk(self.api.list_all_tools)
-
-    async def _fetch_prompts(self) -> Sequence[AnyPrompt]:
-        return await self._walk(self.api.list_all_prompts)
-
-    async def _fetch_resources(self) -> Sequence[AnyResource]:
-        return await self._walk(self.api.list_all_resources)
-
-    async def _fetch_resource_templates(self) -> Sequence[AnyResourceTemplate]:
-        return await self._walk(self.api.list_all_resource_templates)
-
-    async def _walk(self, list_all: Callable[..., Awaitable[Sequence[T]]]) -> Sequence[T]:
-        """One stub walk bounded by ``max_pages``; the bindings' PaginationError (every version's stub raises the
-        one in ``mcp_bindings.base``) becomes ours, a ``ClientError``."""
-        try:
-            return await list_all(max_pages=self.max_pages)
-        except _base.PaginationError as exc:
-            raise PaginationError(str(exc), exc.pages, exc.cursor) from exc
-
     # -- what the server sends us ----------------------------------------------------------------------------------
 
     async def _on_request(self, method: str, params: JSONParams, context: RequestContext) -> dict[str, Any]:
-        handler_version = self._handler_version
-        route = handler_version.client_routes.get(method) if handler_version is not None else None
-        if (
-            route is None
-            or method not in self._implemented
-            # A method the negotiated version does not define (elicitation on 2025-03-26) is not served either.
-            or (self._spec is not None and method not in self._spec.client_routes)
-        ):
-            raise MethodNotFound(method)
-        handler: Callable[..., Any] = getattr(self._handlers, route.handler)
-        returned = await handler(validate_params(route, params), ClientContext(self, method, context))
-        # The answer must be valid in the negotiated version, whichever version's handlers (or a dict) produced it.
-        negotiated = self._spec.client_routes[method] if self._spec is not None else route
-        assert negotiated.result_type is not None  # requests always have a result type
-        try:
-            result = as_result(negotiated.result_type, returned, source=f"the result of {route.handler!r}")
-        except ResultValidationError as exc:
-            logger.error("%s", exc)
-            raise JSONRPCError(
-                ErrorCode.INTERNAL_ERROR, f"Internal error: {exc.summary}", {"errors": exc.details}
-            ) from None
-        dumped: dict[str, Any] = result.model_dump(mode="json")
-        return dumped
+        return await self._dispatch.answer_request(method, params, context, self._spec)
 
     async def _on_notification(self, method: str, params: JSONParams) -> None:
         # Caches first, so that a hook re-listing tools already sees the new list.
         for name in LIST_CHANGED.get(method, ()):
             self._caches[name].invalidate()
-        handler_version = self._handler_version
-        route = handler_version.client_notification_routes.get(method) if handler_version is not None else None
-        if route is None:
-            logger.debug("notification %r not handled", method)
-            return
-        try:
-            typed = validate_params(route, params)
-        except InvalidParams as exc:
-            logger.warning("dropping %s with invalid params: %s", method, exc.data)
-            return
-        handler: Callable[..., Any] = getattr(self._handlers, route.handler)
-        await handler(typed, ClientContext(self, method))
+        self._subscriptions.route(method, params)
+        await self._dispatch.notify(method, params)

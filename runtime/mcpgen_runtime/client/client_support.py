@@ -3,14 +3,15 @@
 capability paths, params validation for incoming messages, and the list cache behind ``client.tools()``.
 
 Where it sits: in the ``client`` layer, imported by ``client`` (the ``Client`` itself), split out to keep that
-module about the connection. Only the handshake-era versions are here (2024-11-05 .. 2025-11-25): 2026-07-28 has no
-``initialize`` at all.
+module about the connection. ``VERSIONS`` holds the handshake-era versions (2024-11-05 .. 2025-11-25), the ones
+``initialize`` negotiates; ``MODERN`` the 2026-07-28 one, adopted after ``server/discover`` (``modern``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -23,6 +24,7 @@ import mcp_bindings.v2024_11_05 as _v1
 import mcp_bindings.v2025_03_26 as _v2
 import mcp_bindings.v2025_06_18 as _v3
 import mcp_bindings.v2025_11_25 as _v4
+import mcp_bindings.v2026_07_28 as _v5
 from mcp_bindings import base as _base
 from mcp_bindings.v2024_11_05 import client as _c1
 from mcp_bindings.v2024_11_05 import server as _s1
@@ -32,6 +34,8 @@ from mcp_bindings.v2025_06_18 import client as _c3
 from mcp_bindings.v2025_06_18 import server as _s3
 from mcp_bindings.v2025_11_25 import client as _c4
 from mcp_bindings.v2025_11_25 import server as _s4
+from mcp_bindings.v2026_07_28 import client as _c5
+from mcp_bindings.v2026_07_28 import server as _s5
 
 from ..jsonrpc.envelopes import InvalidParams, JSONParams
 
@@ -62,19 +66,25 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-AnyClientStub: TypeAlias = _c1.ClientStub | _c2.ClientStub | _c3.ClientStub | _c4.ClientStub
+AnyClientStub: TypeAlias = _c1.ClientStub | _c2.ClientStub | _c3.ClientStub | _c4.ClientStub | _c5.ClientStub
 AnyClientHandlers: TypeAlias = (
-    _c1.ClientHandlers[Any] | _c2.ClientHandlers[Any] | _c3.ClientHandlers[Any] | _c4.ClientHandlers[Any]
+    _c1.ClientHandlers[Any]
+    | _c2.ClientHandlers[Any]
+    | _c3.ClientHandlers[Any]
+    | _c4.ClientHandlers[Any]
+    | _c5.ClientHandlers[Any]
 )
 AnyInitializeResult: TypeAlias = (
     _v1.InitializeResult | _v2.InitializeResult | _v3.InitializeResult | _v4.InitializeResult
 )
-AnyImplementation: TypeAlias = _v1.Implementation | _v2.Implementation | _v3.Implementation | _v4.Implementation
-AnyTool: TypeAlias = _v1.Tool | _v2.Tool | _v3.Tool | _v4.Tool
-AnyPrompt: TypeAlias = _v1.Prompt | _v2.Prompt | _v3.Prompt | _v4.Prompt
-AnyResource: TypeAlias = _v1.Resource | _v2.Resource | _v3.Resource | _v4.Resource
+AnyImplementation: TypeAlias = (
+    _v1.Implementation | _v2.Implementation | _v3.Implementation | _v4.Implementation | _v5.Implementation
+)
+AnyTool: TypeAlias = _v1.Tool | _v2.Tool | _v3.Tool | _v4.Tool | _v5.Tool
+AnyPrompt: TypeAlias = _v1.Prompt | _v2.Prompt | _v3.Prompt | _v4.Prompt | _v5.Prompt
+AnyResource: TypeAlias = _v1.Resource | _v2.Resource | _v3.Resource | _v4.Resource | _v5.Resource
 AnyResourceTemplate: TypeAlias = (
-    _v1.ResourceTemplate | _v2.ResourceTemplate | _v3.ResourceTemplate | _v4.ResourceTemplate
+    _v1.ResourceTemplate | _v2.ResourceTemplate | _v3.ResourceTemplate | _v4.ResourceTemplate | _v5.ResourceTemplate
 )
 
 
@@ -115,6 +125,9 @@ VERSIONS: Final[dict[str, VersionSpec]] = {
     )
 }
 SUPPORTED_VERSIONS: Final[tuple[str, ...]] = tuple(VERSIONS)
+
+# The modern versions (no initialize: adopted after server/discover, or pinned).
+MODERN: Final[dict[str, VersionSpec]] = {v.version: v for v in (_version_spec(_v5, _c5, _s5),)}
 LATEST_VERSION: Final = "2025-11-25"
 # Seconds a request may take before it raises TimeoutError (and the server is sent notifications/cancelled). The
 # official Python SDK gives up on an SSE stream after 300 s of silence (its HTTP read timeout) and sets no timeout on
@@ -126,7 +139,9 @@ DEFAULT_REQUEST_TIMEOUT: Final = 300.0
 # so a server that hands out a new nextCursor forever must be stopped (the stubs' own default, MAX_PAGES, is the same).
 DEFAULT_MAX_PAGES: Final = 1000
 # A request class is defined in `<package>.models`; this says which version a class passed to send_request is from.
-MODELS_MODULE_VERSION: Final = {f"{v.package.__name__}.models": v.version for v in VERSIONS.values()}
+MODELS_MODULE_VERSION: Final = {
+    f"{v.package.__name__}.models": v.version for v in (*VERSIONS.values(), *MODERN.values())
+}
 # Which cache a list_changed notification invalidates (resource templates go with resources: one notification).
 LIST_CHANGED: Final = {
     "notifications/tools/list_changed": ("tools",),
@@ -238,6 +253,10 @@ class ListCache(Generic[T]):
     Concurrent ``get`` calls share one fetch (a server is not asked ten times because ten tasks wanted the tool list
     at once). A ``list_changed`` that arrives while a fetch is under way makes that fetch's answer suspect (the
     server may have built it before the change), so it is not kept and the list is fetched again.
+
+    Freshness (MCP 2026-07-28 cache hints): a fetch may call ``fresh_for(seconds)`` with the server's ``ttlMs``;
+    the list is then kept that long only (0: not kept at all, every ``get`` asks the server). Without a call the
+    list is kept until ``invalidate``, as in the handshake era, where ``list_changed`` is the only signal.
     """
 
     def __init__(self, fetch: Callable[[], Awaitable[Sequence[T]]], *, max_refetches: int = 3) -> None:
@@ -247,33 +266,45 @@ class ListCache(Generic[T]):
         # Bumped by every invalidate: a fetch that started under an older generation may be stale.
         self._generation = 0
         self._lock = anyio.Lock()
+        self._fresh_until = math.inf  # anyio.current_time() after which the list is stale
+        self._next_ttl: float | None = None  # set by the fetch under way through fresh_for
         self.fetches = 0  # how many times the list was actually fetched (tests and diagnostics)
 
     @property
     def cached(self) -> bool:
-        return self._items is not None
+        return self._items is not None and anyio.current_time() < self._fresh_until
 
     def invalidate(self) -> None:
         """Forget the list (synchronous, so a notification handler can call it without awaiting anything)."""
         self._items = None
         self._generation += 1
 
+    def fresh_for(self, seconds: float) -> None:
+        """Called by the fetch under way: keep its answer ``seconds`` at most (the server's freshness hint)."""
+        self._next_ttl = seconds if self._next_ttl is None else min(self._next_ttl, seconds)
+
+    def _keep(self, fetched: tuple[T, ...]) -> None:
+        ttl, self._next_ttl = self._next_ttl, None
+        self._fresh_until = math.inf if ttl is None else anyio.current_time() + max(ttl, 0.0)
+        self._items = fetched if ttl is None or ttl > 0 else None
+
     async def get(self) -> list[T]:
         """The whole list (a fresh copy: callers may mutate it without touching the cache)."""
         items = self._items
-        if items is not None:
+        if items is not None and anyio.current_time() < self._fresh_until:
             return list(items)
         async with self._lock:
             fetched: tuple[T, ...] = ()
             for _ in range(1 + self._max_refetches):
-                if self._items is not None:
+                if self._items is not None and anyio.current_time() < self._fresh_until:
                     # Another task fetched it while we waited for the lock.
                     return list(self._items)
                 generation = self._generation
+                self._next_ttl = None
                 fetched = tuple(await self._fetch())
                 self.fetches += 1
                 if generation == self._generation:
-                    self._items = fetched
+                    self._keep(fetched)
                     return list(fetched)
             # The server keeps announcing changes faster than we can list: hand out the newest answer uncached
             # rather than loop forever; the next get fetches again.

@@ -19,6 +19,13 @@ Every request POST ends with an answer for each of its ids, never with a silent 
 - anything else (HTTP errors, a 202, a stream that cannot be resumed) becomes an error response with the request's
   id, so the session's call raises ``JSONRPCError`` instead of waiting for its timeout.
 
+Modern requests (MCP 2026-07-28: their ``_meta`` names the protocol version; ``mcp_headers``) are told apart frame
+by frame and sent statelessly: no ``Mcp-Session-Id`` (one a server sends back is ignored), the request metadata
+headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, and the ``Mcp-Param-*`` the typed client supplies
+through ``param_headers``), no GET stream, no resumption, and cancellation by closing the request's POST instead of
+sending ``notifications/cancelled``. A 4xx body's JSON-RPC error keeps its ``data`` (a -32022 lists the server's
+versions there).
+
 httpx2 is the HTTP client the official MCP SDK (``mcp>=2``) depends on; it is httpx under a new name.
 """
 
@@ -27,7 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final
@@ -59,8 +66,9 @@ from .delivery import (
     strict_loads,
     undeliverable_frame,
 )
+from .mcp_headers import meta_protocol_version, standard_headers
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTPClientStream", "SSEReconnect", "open_http_stream"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTPClientStream", "ParamHeaders", "SSEReconnect", "open_http_stream"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +78,10 @@ LAST_EVENT_ID_HEADER: Final = "last-event-id"
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
 
-_Failure = tuple[int, str]
+# (code, message) or (code, message, data): the error response an unanswered request gets.
+_Failure = tuple[int, str] | tuple[int, str, Any]
+# The client's hook for the Mcp-Param-{Name} headers of one modern request: (method, params) -> headers.
+ParamHeaders = Callable[[str, Mapping[str, Any]], Mapping[str, str]]
 
 
 @dataclass(slots=True)
@@ -125,6 +136,10 @@ class HTTPClientStream:
         self._close_timeout = close_timeout
         self._max_message_bytes = max_message_bytes
         self._reconnect = reconnect or SSEReconnect()
+        # Set by the typed client: the x-mcp-header values of a modern tools/call (it knows the tools' schemas).
+        self.param_headers: ParamHeaders | None = None
+        # Requests sent in the modern era (2026-07-28): stateless POSTs, cancelled by closing their stream.
+        self._modern: set[RequestId] = set()
         # Unbounded: the HTTP readers must never wait on the session (it may be busy sending on our POST lock).
         self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](math.inf)
         self._initialize_ids: set[RequestId] = set()
@@ -168,7 +183,14 @@ class HTTPClientStream:
             for request_id in ids:
                 self._posts[request_id] = scope
                 self._waiting[request_id] = remaining
-            self._tg.start_soon(self._post_request, frame, ids, remaining, scope)
+            modern = None
+            if isinstance(decoded, Request):
+                modern = self._modern_headers(decoded)
+                if modern is not None:
+                    self._modern.add(decoded.id)
+            self._tg.start_soon(self._post_request, frame, ids, remaining, scope, modern)
+            return
+        if self._cancels_modern(items):
             return
         await self._post_message(frame, isinstance(decoded, Invalid))
         for item in items:
@@ -182,6 +204,32 @@ class HTTPClientStream:
                 post = self._posts.pop(cancelled_id, None) if is_request_id(cancelled_id) else None
                 if post is not None:
                     post.cancel()
+
+    def _modern_headers(self, request: Request) -> dict[str, str] | None:
+        """The headers of a modern request (its ``_meta`` names the protocol version), or None for one of the
+        handshake era. Modern requests carry no session: each is its own stateless POST."""
+        version = meta_protocol_version(request.params)
+        if version is None:
+            return None
+        headers = standard_headers(request.method, request.params, version)
+        if self.param_headers is not None and isinstance(request.params, dict):
+            headers.update(self.param_headers(request.method, request.params))
+        return headers
+
+    def _cancels_modern(self, items: tuple[Any, ...] | list[Any]) -> bool:
+        """A ``notifications/cancelled`` for a modern request is not sent: in 2026-07-28 closing the request's
+        response stream is the cancellation (and there are no client notifications over HTTP); its POST is
+        dropped instead."""
+        if len(items) != 1 or not isinstance(items[0], Notification) or items[0].method != "notifications/cancelled":
+            return False
+        params = items[0].params if isinstance(items[0].params, dict) else {}
+        cancelled_id = params.get("requestId")
+        if not is_request_id(cancelled_id) or cancelled_id not in self._modern:
+            return False
+        post = self._posts.pop(cancelled_id, None)
+        if post is not None:
+            post.cancel()
+        return True
 
     async def aclose(self) -> None:
         if self._closed:
@@ -228,21 +276,33 @@ class HTTPClientStream:
             logger.warning("server rejected a message with HTTP %s: %s", response.status_code, response.text[:200])
 
     async def _post_request(
-        self, frame: bytes, ids: list[RequestId], remaining: set[RequestId], scope: anyio.CancelScope
+        self,
+        frame: bytes,
+        ids: list[RequestId],
+        remaining: set[RequestId],
+        scope: anyio.CancelScope,
+        modern: dict[str, str] | None = None,
     ) -> None:
         failure: _Failure | None = (ErrorCode.CONNECTION_CLOSED, "connection closed before the response arrived")
-        headers = {**self._request_headers(), "content-type": JSON}
+        if modern is None:
+            headers = {**self._request_headers(), "content-type": JSON}
+        else:
+            headers = {**self._headers, "accept": f"{JSON}, {SSE}", "content-type": JSON, **modern}
         position = _Position()
         with scope:
             try:
                 async with self._client.stream("POST", self.url, content=frame, headers=headers) as response:
-                    failure = await self._read_answer(response, ids, remaining, position)
-                if failure is None and remaining:
+                    failure = await self._read_answer(response, ids, remaining, position, stateless=modern is not None)
+                if failure is None and remaining and modern is not None:
+                    # 2026-07-28 removed resumption: the request is lost (the caller may send it again).
+                    failure = (ErrorCode.CONNECTION_CLOSED, "the response stream ended before the answer")
+                elif failure is None and remaining:
                     failure = await self._resume(remaining, position)
             except httpx2.HTTPError as exc:
                 failure = (ErrorCode.CONNECTION_CLOSED, f"HTTP request failed: {exc!r}")
             finally:
                 for request_id in ids:
+                    self._modern.discard(request_id)
                     if self._posts.get(request_id) is scope:
                         del self._posts[request_id]
                     if self._waiting.get(request_id) is remaining:
@@ -258,24 +318,32 @@ class HTTPClientStream:
             self._pass_on(encode_frame(error), error)
 
     async def _read_answer(
-        self, response: httpx2.Response, ids: list[RequestId], remaining: set[RequestId], position: _Position
+        self,
+        response: httpx2.Response,
+        ids: list[RequestId],
+        remaining: set[RequestId],
+        position: _Position,
+        *,
+        stateless: bool = False,
     ) -> _Failure | None:
         """Deliver the answers of one request POST. Returns the error for the ids left unanswered, or None when an
-        SSE stream ended early (``position`` then says where to resume it)."""
+        SSE stream ended early (``position`` then says where to resume it). A ``stateless`` (modern) POST never
+        sets the session: a session id a server sends with it is ignored, as 2026-07-28 has none."""
         status = response.status_code
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        if status < 300 and self.session_id is None and SESSION_ID_HEADER in response.headers:
+        if status < 300 and not stateless and self.session_id is None and SESSION_ID_HEADER in response.headers:
             self.session_id = response.headers[SESSION_ID_HEADER]
         if status == 202:
             return ErrorCode.INVALID_REQUEST, "the server accepted a request without answering it (HTTP 202)"
         if status >= 400:
             gone = self._session_gone(status)
             if content_type == JSON and len(ids) == 1:
-                # Servers put a JSON-RPC error in the body of a 4xx; keep its code, with our request id.
+                # Servers put a JSON-RPC error in the body of a 4xx; keep its code and data (a modern server's
+                # -32022 lists its versions there), with our request id.
                 try:
                     error = json.loads(await self._read_body(response, 65536)).get("error")
                     if isinstance(error, dict) and isinstance(error.get("code"), int):
-                        return error["code"], str(error.get("message", f"HTTP {status}"))
+                        return error["code"], str(error.get("message", f"HTTP {status}")), error.get("data")
                 except (ValueError, AttributeError, httpx2.HTTPError):
                     pass
             return (ErrorCode.CONNECTION_CLOSED if gone else ErrorCode.INTERNAL_ERROR), f"HTTP error {status}"

@@ -125,7 +125,9 @@ async def fetch_snapshot(target: ServerTarget, timeout: float = 30.0) -> ServerS
         with anyio.fail_after(timeout):
             async with _connect(target, stderr_source) as client:
                 tools = await _list_tools(client)
-                info = client.server_info
+                info = client.server_info  # always there after initialize (the handshake era, which this speaks)
+                if info is None:
+                    raise ClientGenerationError(f"{target.describe()} did not say its name (no serverInfo)")
                 return ServerSnapshot(
                     name=info.name,
                     version=info.version,
@@ -153,7 +155,7 @@ async def _list_tools(client: Client) -> list[dict[str, Any]]:
     json_chars = 0
     cursor: str | None = None
     for _ in range(MAX_TOOLS_PAGES):
-        result = await client.api.list_tools(None if cursor is None else params_type(cursor=cursor))
+        result = await client.request(bindings.ListToolsRequest, None if cursor is None else params_type(cursor=cursor))
         page = [tool.model_dump(mode="json", by_alias=True) for tool in result.tools]
         tools.extend(page)
         json_chars += sum(tool_json_chars(tool) for tool in page)
