@@ -173,6 +173,8 @@ SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": list_tools,
 }
+
+
 async def main(url: str, scenario: str) -> None:
     mode = client_mode()
     async with Client.connect_http(
