@@ -265,11 +265,17 @@ def stdio_params(scaffold: Scaffold) -> Any:
     )
 
 
-async def exercise_every_example(client: Any, logs: list[Any]) -> None:
+# The official client's modes and what each negotiates with our server: "legacy", the handshake era, and its default
+# "auto", which calls server/discover and picks 2026-07-28 (stateless).
+SDK_MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+
+
+async def exercise_every_example(client: Any, logs: list[Any], mode: str = "legacy") -> None:
     import mcp_types as types
 
     assert client.server_info is not None
-    assert client.protocol_version in {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+    assert client.protocol_version == SDK_MODES[mode]
+    modern = mode != "legacy"
 
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
@@ -287,12 +293,14 @@ async def exercise_every_example(client: Any, logs: list[Any]) -> None:
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append((value, total, message))
 
-    await client.set_logging_level("debug")
+    if not modern:  # 2026-07-28 has no logging/setLevel or ping: the level travels in each request's _meta
+        await client.set_logging_level("debug")
     counted = await client.call_tool("count_down", {"n": 3}, progress_callback=on_progress)
     assert not counted.is_error, _text(counted)
     assert progress, "count_down reported no progress"
     assert [value for value, _, _ in progress] == sorted(value for value, _, _ in progress)
-    await client.send_ping()  # notifications sent before the result have been delivered by now
+    if not modern:
+        await client.send_ping()  # notifications sent before the result have been delivered by now
     assert logs, "count_down sent no log message"
 
     # The SDK client here declares no elicitation capability: book_trip answers with a clear text.
@@ -325,11 +333,16 @@ async def exercise_every_example(client: Any, logs: list[Any]) -> None:
     assert all(value.lower().startswith(prefix.lower()) for value in narrowed), (prefix, narrowed)
 
 
+def mode_options(mode: str) -> dict[str, Any]:
+    return {"mode": mode} if mode == "legacy" else {"mode": mode, "log_level": "debug"}
+
+
 @pytest.mark.anyio
-async def test_sdk_client_over_stdio_uses_every_example(scaffold: Scaffold) -> None:
+@pytest.mark.parametrize("mode", SDK_MODES)
+async def test_sdk_client_over_stdio_uses_every_example(scaffold: Scaffold, mode: str) -> None:
     with anyio.fail_after(60):
-        async with sdk_client(stdio_params(scaffold)) as (client, logs):
-            await exercise_every_example(client, logs)
+        async with sdk_client(stdio_params(scaffold), **mode_options(mode)) as (client, logs):
+            await exercise_every_example(client, logs, mode)
 
 
 @pytest.mark.anyio
@@ -359,13 +372,14 @@ async def test_sdk_client_with_elicitation_books_a_trip(scaffold: Scaffold) -> N
 
 
 @pytest.mark.anyio
-async def test_sdk_client_over_http_uses_every_example(scaffold: Scaffold) -> None:
+@pytest.mark.parametrize("mode", SDK_MODES)
+async def test_sdk_client_over_http_uses_every_example(scaffold: Scaffold, mode: str) -> None:
     port = free_port()
     command = [scaffold.script, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
     with http_server(command, port, env=scaffold.env()) as url:
         with anyio.fail_after(60):
-            async with sdk_client(url) as (client, logs):
-                await exercise_every_example(client, logs)
+            async with sdk_client(url, **mode_options(mode)) as (client, logs):
+                await exercise_every_example(client, logs, mode)
 
 
 # -- the MCP Inspector ---------------------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def test_mypy_sees_the_lifespan_state_and_the_typed_client_answers(tmp_path: Pat
         ' mcpgen_runtime.server.elicitation.Declined | mcpgen_runtime.server.elicitation.Cancelled"',
         'sample.py:28: note: Revealed type is "sample.Booking"',
         'sample.py:29: note: Revealed type is "mcp_bindings.v2025_06_18.models.ElicitResult |'
-        ' mcp_bindings.v2025_11_25.models.ElicitResult"',
+        ' mcp_bindings.v2025_11_25.models.ElicitResult | mcp_bindings.v2026_07_28.models.ElicitResult"',
         'sample.py:30: note: Revealed type is "mcp_bindings.v2024_11_05.models.CreateMessageResult |',
         "sample.py:31: error: Incompatible types in assignment",
         'sample.py:35: note: Revealed type is "mcpgen_runtime.client.client.Client"',

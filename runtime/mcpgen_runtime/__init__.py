@@ -40,6 +40,7 @@ from .jsonrpc import (
 )
 from .server import (
     Accepted,
+    CacheHint,
     CallNext,
     Cancelled,
     Context,
@@ -58,6 +59,7 @@ from .transports.stdio import NDJSONStream, SubprocessStream, open_subprocess_st
 
 __all__ = [
     "Accepted",
+    "CacheHint",
     "CallNext",
     "Cancelled",
     "Client",

@@ -3,28 +3,22 @@
 Run: python tests/conformance/server.py [--port N] (0, the default: a free port). It serves streamable HTTP at
 http://127.0.0.1:PORT/mcp and prints that URL as its first stdout line once it accepts connections. The tools,
 resources and prompts are the ones the suite's server scenarios call (@modelcontextprotocol/conformance,
-src/scenarios/server/*.ts: each scenario's description states what it expects).
+src/scenarios/server/*.ts: each scenario's description states what it expects), in both eras: the handshake era
+(2025-11-25) and the modern one (2026-07-28: per-request _meta, input rounds, subscriptions/listen). Written with the
+public API only, as an author would.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
-from collections.abc import Mapping
 from typing import Any
 
 import anyio
 from pydantic import Field
 
 from mcpgen_runtime import Context, Server
-from mcpgen_runtime.server.authoring import ToolDef
-
-try:  # SSE resumability (SEP-1699), new in the runtime: without it only server-sse-polling fails, with its reason
-    from mcpgen_runtime.transports.http_session import close_sse_stream
-except ImportError:  # pragma: no cover - an older runtime
-    close_sse_stream = None
 
 # A 1x1 red PNG and a minimal WAV: the suite only checks type, mimeType and that data is present.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -131,11 +125,10 @@ async def test_error_handling() -> str:
         "stream mid-call and sends the result after the client reconnects."
     )
 )
-async def test_reconnection() -> str:
-    # Ends the HTTP response carrying this request's SSE stream (the request is found through a context variable);
-    # the client resumes it with GET + Last-Event-ID after the retry interval and finds the answer there.
-    if close_sse_stream is not None:
-        await close_sse_stream()
+async def test_reconnection(context: Context) -> str:
+    # Ends the HTTP response carrying this request's SSE stream; the client resumes it with GET + Last-Event-ID
+    # after the retry interval and finds the answer there.
+    await context.close_sse_stream()
     await anyio.sleep(0.1)
     return (
         "Reconnection test completed successfully. If you received this, the client properly reconnected after "
@@ -234,27 +227,137 @@ async def test_elicitation_sep1330_enums(context: Context) -> str:
     return f"Elicitation completed: action={result.action}, content={json.dumps(result.content or {})}"
 
 
-@dataclasses.dataclass
-class RawSchemaTool(ToolDef):
-    """A tool whose ``inputSchema`` is given as JSON instead of derived from the signature (the suite checks that
-    JSON Schema 2020-12 keywords reach tools/list unchanged). Its arguments are not validated."""
-
-    input_schema: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "inputSchema": self.input_schema}
-
-    async def call(self, arguments: Mapping[str, Any] | None, context: Context | None) -> Any:
-        return await super().call(None, context)
-
-
-async def json_schema_2020_12_tool() -> str:
+@server.tool(description="Tool with JSON Schema 2020-12 features", input_schema=JSON_SCHEMA_2020_12)
+async def json_schema_2020_12_tool(**arguments: Any) -> str:
     return "JSON Schema 2020-12 tool called"
 
 
-_built = ToolDef.build(json_schema_2020_12_tool, description="Tool with JSON Schema 2020-12 features")
-_fields = {field.name: getattr(_built, field.name) for field in dataclasses.fields(_built)}
-server.tools[_built.name] = RawSchemaTool(**_fields, input_schema=JSON_SCHEMA_2020_12)
+# -- the modern era: input rounds (SEP-2322) and the stateless diagnostics (SEP-2575) ------------------------------
+# Each Context.elicit / sample / list_roots below is an ordinary server->client request in the handshake era; in the
+# modern era it becomes an input request of an InputRequiredResult, under the key the scenario expects (input_key).
+
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+ROOTS_TEXT = "roots: {}"
+
+
+def _roots_text(roots: list[Any]) -> str:
+    return ROOTS_TEXT.format(", ".join(str(root.uri) for root in roots))
+
+
+@server.tool(description="Asks the user's name (an elicitation input request, key user_name)")
+async def test_input_required_result_elicitation(context: Context) -> str:
+    answer = await context.elicit("What is your name?", NAME, input_key="user_name")
+    return f"Hello, {(answer.content or {}).get('name', 'stranger')} ({answer.action})"
+
+
+@server.tool(description="Asks the client's LLM (a sampling input request, key capital_question)")
+async def test_input_required_result_sampling(context: Context) -> str:
+    result = await context.sample("What is the capital of France?", max_tokens=100, input_key="capital_question")
+    return f"LLM response: {getattr(result.content, 'text', '')}"
+
+
+@server.tool(description="Asks for the client's roots (a roots/list input request, key client_roots)")
+async def test_input_required_result_list_roots(context: Context) -> str:
+    return _roots_text(await context.list_roots(input_key="client_roots"))
+
+
+@server.tool(description="An input round whose requestState the server verifies on the retry")
+async def test_input_required_result_request_state(context: Context) -> str:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    answer = await context.elicit("Please confirm", schema, input_key="confirm")
+    # The runtime verified the signed requestState before this line could run with the answer.
+    return f"state-ok: confirmed={(answer.content or {}).get('ok')}"
+
+
+@server.tool(description="Three input requests in one round: elicitation, sampling and roots")
+async def test_input_required_result_multiple_inputs(context: Context) -> str:
+    name, greeting, roots = await context.gather(
+        context.elicit("What is your name?", NAME, input_key="user_name"),
+        context.sample("Generate a greeting", max_tokens=50, input_key="greeting"),
+        context.list_roots(input_key="client_roots"),
+    )
+    text = getattr(greeting.content, "text", "")
+    return f"{text} {(name.content or {}).get('name')}; {_roots_text(roots)}"
+
+
+@server.tool(description="Two input rounds, one after the other")
+async def test_input_required_result_multi_round(context: Context) -> str:
+    name = await context.elicit("Step 1: What is your name?", NAME, input_key="step1")
+    color_schema = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+    color = await context.elicit("Step 2: What is your favorite color?", color_schema, input_key="step2")
+    return f"{(name.content or {}).get('name')} likes {(color.content or {}).get('color')}"
+
+
+@server.tool(description="An input round with a signed requestState (the suite tampers with it)")
+async def test_input_required_result_tampered_state(context: Context) -> str:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    answer = await context.elicit("Please confirm", schema, input_key="confirm")
+    return f"confirmed: {(answer.content or {}).get('ok')}"
+
+
+@server.tool(description="Asks only for what the client declared it can answer")
+async def test_input_required_result_capabilities(context: Context) -> str:
+    calls = []
+    if "elicitation" in context.client_capabilities:
+        calls.append(context.elicit("What is your name?", NAME, input_key="user_name"))
+    if "sampling" in context.client_capabilities:
+        calls.append(context.sample("Say hello", max_tokens=20, input_key="greeting"))
+    if "roots" in context.client_capabilities:
+        calls.append(context.list_roots(input_key="client_roots"))
+    answers = await context.gather(*calls)
+    return f"{len(answers)} answers"
+
+
+@server.prompt(description="A prompt that asks the user for context first")
+async def test_input_required_result_prompt(context: Context) -> str:
+    schema = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+    answer = await context.elicit("What context should the prompt use?", schema, input_key="user_context")
+    return f"Use this context: {(answer.content or {}).get('context')}"
+
+
+@server.tool(description="Needs sampling: without the client's sampling capability the request fails (-32021)")
+async def test_missing_capability(context: Context) -> str:
+    result = await context.sample("Hello?", max_tokens=10)
+    return f"LLM response: {getattr(result.content, 'text', '')}"
+
+
+@server.tool(description="Elicits during the call (an input request, never a request on the response stream)")
+async def test_streaming_elicitation(context: Context) -> str:
+    answer = await context.elicit("What is your name?", NAME, input_key="user_name")
+    return f"Hello, {(answer.content or {}).get('name')}"
+
+
+@server.tool(description="Logs at info; a request without io.modelcontextprotocol/logLevel gets no log messages")
+async def test_logging_tool(context: Context) -> str:
+    await context.info("Logging tool called")
+    return "logged"
+
+
+@server.tool(description="Runs in a region given as an argument and mirrored in the Mcp-Param-Region header")
+async def test_param_header(
+    region: str = Field(description="Where to run", json_schema_extra={"x-mcp-header": "Region"}),
+) -> str:
+    return f"ran in {region}"
+
+
+@server.tool(description="Changes the tool list (notifications/tools/list_changed to listening clients)")
+async def test_trigger_tool_change() -> str:
+    @server.tool(name="dynamic_tool", description="Added by test_trigger_tool_change", replace=True)
+    async def dynamic_tool() -> str:
+        return "dynamic"
+
+    await server.notify_tools_changed()
+    return "tools changed"
+
+
+@server.tool(description="Changes the prompt list (notifications/prompts/list_changed to listening clients)")
+async def test_trigger_prompt_change() -> str:
+    @server.prompt(name="dynamic_prompt", description="Added by test_trigger_prompt_change", replace=True)
+    async def dynamic_prompt() -> str:
+        return "dynamic"
+
+    await server.notify_prompts_changed()
+    return "prompts changed"
 
 
 # -- resources -----------------------------------------------------------------------------------------------------

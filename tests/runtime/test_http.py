@@ -313,10 +313,10 @@ async def test_official_sdk_client_against_our_server() -> None:
                     assert result.content[0].text == "5"  # type: ignore[union-attr]
                     await client.send_ping()
                 if mode == "auto":
-                    # How 2.3.0 negotiates: a server/discover probe at 2026-07-28 (no session), which our server
-                    # refuses with 400 (no session id; not a handshake-era version), and the SDK takes any such
-                    # error as "legacy server" and falls back to initialize (offering 2025-11-25).
-                    assert wire[0] == ("POST", "server/discover", 400)
+                    # How 2.3.0 negotiates: a server/discover probe at 2026-07-28 (no session), which the app
+                    # serves statelessly; this handshake-era-only handler answers -32601, hence HTTP 404 (spec), and
+                    # the SDK takes that as "legacy server" and falls back to initialize (offering 2025-11-25).
+                    assert wire[0] == ("POST", "server/discover", 404)
                     assert wire[1][2] == 200
                 assert wire[-1] == ("DELETE", None, 200)
             tg.cancel_scope.cancel()

@@ -247,7 +247,9 @@ async def test_the_official_sdk_client_resumes_a_stream_the_server_closed() -> N
 
     async with serving(build_server().serve_stream, retry_interval=0.05) as (url, _app):
         with anyio.fail_after(20):
-            async with Client(url, logging_callback=logging_callback) as client:
+            # Resumability is a handshake-era feature (2026-07-28 removed it): the legacy mode, which "auto" no
+            # longer picks now that the server answers server/discover.
+            async with Client(url, mode="legacy", logging_callback=logging_callback) as client:
                 assert client.protocol_version == "2025-11-25"
                 result = await client.call_tool("test_reconnection", {})
                 assert result.content[0].text == "closed=True"  # type: ignore[union-attr]

@@ -78,8 +78,8 @@ async def test_official_sdk_client_against_our_typed_server_over_http() -> None:
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tg:
             base = await tg.start(partial(weather_server().serve_http, "127.0.0.1", 0))
-            async with SDKClient(f"{base}/mcp") as sdk:
-                assert sdk.protocol_version == "2025-11-25"  # it probes 2026-07-28, then falls back
+            async with SDKClient(f"{base}/mcp", mode="legacy") as sdk:
+                assert sdk.protocol_version == "2025-11-25"
                 tools = await sdk.list_tools()
                 assert [tool.name for tool in tools.tools] == ["get_forecast"]
                 result = await sdk.call_tool("get_forecast", {"city": "Lima"})

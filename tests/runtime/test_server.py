@@ -237,8 +237,10 @@ async def test_unsupported_version_gets_the_newest() -> None:
 
 async def test_error_codes() -> None:
     async with connect() as peer:
-        for method in ("nope/nothing", "server/discover", "tasks/get", "tasks/list", "resources/subscribe"):
+        for method in ("nope/nothing", "tasks/get", "tasks/list", "resources/subscribe"):
             assert (await peer.error(method, {"taskId": "x", "uri": "x"})).code == ErrorCode.METHOD_NOT_FOUND, method
+        # server/discover is a request of the modern era (test_modern_server.py): without its _meta, -32602.
+        assert (await peer.error("server/discover", {})).code == ErrorCode.INVALID_PARAMS
         error = await peer.error("tools/call", {"name": 5})
         assert error.code == ErrorCode.INVALID_PARAMS
         assert error.data == [{"loc": ["name"], "msg": "Input should be a valid string", "type": "string_type"}]

@@ -76,6 +76,9 @@ async def sdk_client(server: Server, **options: Any) -> AsyncIterator[SDKClient]
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         async with anyio.create_task_group() as tg:
             base = await tg.start(partial(server.serve_http, "127.0.0.1", 0))
+            # The handshake era, where these results reach the client as the tools built them (the modern era adds
+            # resultType and serverInfo; test_interop_sdk_client_stdio.py covers it).
+            options.setdefault("mode", "legacy")
             async with SDKClient(f"{base}/mcp", read_timeout_seconds=WAIT, **options) as client:
                 yield client
             tg.cancel_scope.cancel()

@@ -1,9 +1,8 @@
 """The official MCP Python SDK (``mcp==2.3.0``) as a real client of our ``Server``, over stdio, in a subprocess.
 
-The 2.x SDK defaults to ``mode="auto"``: it first probes ``server/discover`` (the 2026-07-28 era, which our server
-does not speak); any JSON-RPC error other than -32022-with-only-modern-versions makes it fall back to the
-``initialize`` handshake at 2025-11-25. Our server answers the probe -32601 (method not found, also before
-initialization), so the SDK ends up on 2025-11-25 and every call below goes over the handshake era."""
+The 2.x SDK defaults to ``mode="auto"``: it first probes ``server/discover``, which our server answers, so it
+speaks 2026-07-28 (test_interop_sdk_client_stdio.py). These tests pin ``mode="legacy"``: the ``initialize``
+handshake at 2025-11-25, where every call below goes over the handshake era (ping, logging/setLevel ...)."""
 
 from __future__ import annotations
 
@@ -111,13 +110,10 @@ def received(trace: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in trace.read_text().splitlines()]
 
 
-async def test_sdk_client_auto_mode_falls_back_and_uses_everything(tmp_path: Path) -> None:
-    async with sdk_client(tmp_path) as (client, trace, logs):
-        # How the 2.3.0 client negotiated: a server/discover probe at 2026-07-28, answered -32601, then initialize.
-        first, second = received(trace)[:2]
-        assert first["method"] == "server/discover"
-        assert first["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
-        assert second["method"] == "initialize" and second["params"]["protocolVersion"] == "2025-11-25"
+async def test_sdk_client_legacy_mode_uses_everything(tmp_path: Path) -> None:
+    async with sdk_client(tmp_path, mode="legacy") as (client, trace, logs):
+        first = received(trace)[0]
+        assert first["method"] == "initialize" and first["params"]["protocolVersion"] == "2025-11-25"
         assert client.protocol_version == "2025-11-25"
         assert client.server_info is not None and (client.server_info.name, client.server_info.title) == (
             "weather",
@@ -157,7 +153,7 @@ async def test_sdk_client_over_streamable_http_uses_everything() -> None:
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         async with anyio.create_task_group() as tg:
             base = await tg.start(partial(server.serve_http, "127.0.0.1", 0))
-            async with Client(f"{base}/mcp", logging_callback=on_log, read_timeout_seconds=10) as client:
+            async with Client(f"{base}/mcp", mode="legacy", logging_callback=on_log, read_timeout_seconds=10) as client:
                 assert client.protocol_version == "2025-11-25"
                 await exercise_every_method(client, logs)
             tg.cancel_scope.cancel()

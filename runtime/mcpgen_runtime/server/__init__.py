@@ -1,13 +1,17 @@
 """The typed MCP server side: ``Server`` and everything between its decorators and the JSON-RPC session.
 
-Holds, bottom up: ``context`` (``Context``, what a registered function can do for its request; the
-``ConnectionView`` it needs of a connection), ``authoring`` (functions -> tool, resource, template, prompt and
-completion definitions), ``registry`` (``Registry``: what a server serves, and the decorators that fill it),
-``handlers`` (the MCP request handlers, written once for every version; the ``HandledConnection`` they need),
-``connection`` (``ServerConnection``: one client, version negotiation, dispatch) and ``server`` (``Server``: a
-registry that serves its connections over stdio or streamable HTTP). Beside them: ``lifespan`` (the shared state
-started once per run, below ``context``), ``elicitation`` (typed elicitation outcomes, below ``context``) and
-``middleware`` (``IncomingRequest``, the chain ``connection`` runs; above ``context``).
+Holds, bottom up: ``errors``, ``caching`` (``CacheHint``) and ``request_state`` (the signed MRTR state); ``mrtr``
+(input rounds behind ``Context.elicit`` / ``sample`` / ``list_roots`` in the modern era); ``context`` (``Context``,
+what a registered function can do for its request; the ``ConnectionView`` it needs of a connection); ``authoring``
+(functions -> tool, resource, template, prompt and completion definitions); ``registry`` (``Registry``: what a
+server serves, and the decorators that fill it); ``tool_headers`` (``Mcp-Param-*`` checks); ``handlers`` (the MCP
+request handlers, written once for every version; the ``HandledConnection`` they need); ``dispatch`` (what both
+eras' dispatch shares); ``subscriptions`` (``subscriptions/listen``); ``modern`` (``ModernRequest``: one request of
+the 2026-07-28 era); ``connection`` (``ServerConnection``: one client, both eras, version negotiation, dispatch) and
+``server`` (``Server``: a registry that serves its connections over stdio or streamable HTTP). Beside them:
+``lifespan`` (the shared state started once per run, below ``context``), ``elicitation`` (typed elicitation
+outcomes, below ``context``) and ``middleware`` (``IncomingRequest``, the chain ``connection`` runs; above
+``context``).
 
 May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``http_session``, which needs neither starlette
 nor uvicorn, eagerly; ``http_server`` only inside ``Server.serve_http``, so that stdio servers do not import
@@ -16,6 +20,7 @@ what is below them). The list above is the dependency order inside the layer.
 This package re-exports the names a server author needs.
 """
 
+from .caching import DEFAULT_CACHE_HINTS, CacheHint, CacheScope
 from .connection import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerConnection
 from .context import (
     LOG_LEVELS,
@@ -28,13 +33,23 @@ from .context import (
     InvalidClientResultError,
 )
 from .elicitation import Accepted, Cancelled, Declined, ElicitOutcome
-from .errors import InvalidParamsError, ProtocolError, ResourceNotFoundError, ToolError
+from .errors import (
+    HeaderMismatchError,
+    InvalidParamsError,
+    MissingClientCapabilityError,
+    ProtocolError,
+    ResourceNotFoundError,
+    ToolError,
+)
 from .lifespan import Lifespan, LifespanError
 from .middleware import CallNext, IncomingRequest, Middleware
+from .mrtr import InputRequired
 from .registry import Registry
+from .request_state import InvalidRequestStateError, RequestStateCodec
 from .server import Server
 
 __all__ = [
+    "DEFAULT_CACHE_HINTS",
     "LATEST_PROTOCOL_VERSION",
     "LOG_LEVELS",
     "SUPPORTED_PROTOCOL_VERSIONS",
@@ -43,20 +58,27 @@ __all__ = [
     "AnyElicitResult",
     "AnyReadResourceResult",
     "AnyRoot",
+    "CacheHint",
+    "CacheScope",
     "CallNext",
     "Cancelled",
     "CapabilityError",
     "Context",
     "Declined",
     "ElicitOutcome",
+    "HeaderMismatchError",
     "IncomingRequest",
+    "InputRequired",
     "InvalidClientResultError",
     "InvalidParamsError",
+    "InvalidRequestStateError",
     "Lifespan",
     "LifespanError",
     "Middleware",
+    "MissingClientCapabilityError",
     "ProtocolError",
     "Registry",
+    "RequestStateCodec",
     "ResourceNotFoundError",
     "Server",
     "ServerConnection",

@@ -41,6 +41,7 @@ import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..protocol.results import field_errors
+from .caching import CacheHint
 from .context import Context
 from .errors import ProtocolError, ToolError
 from .signatures import (
@@ -334,6 +335,7 @@ class ResourceDef:
     description: str | None
     mime_type: str | None
     sig: Signature = field(repr=False)
+    cache: CacheHint | None = field(default=None, repr=False)  # None: the server's hint for resources/read
 
     @classmethod
     def build(cls, fn: AnyFunction, uri: str, *, localns: Namespace = None, **info: Any) -> ResourceDef:
@@ -368,6 +370,7 @@ class ResourceTemplateDef:
     variables: tuple[str, ...] = field(repr=False)
     pattern: re.Pattern[str] = field(repr=False)
     arguments: type[BaseModel] = field(repr=False)
+    cache: CacheHint | None = field(default=None, repr=False)  # None: the server's hint for resources/read
 
     @classmethod
     def build(

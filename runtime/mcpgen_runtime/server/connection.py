@@ -1,37 +1,40 @@
-"""One client of a server: ``ServerConnection`` (lifecycle, version negotiation, dispatch) over one ``MessageStream``.
+"""One client of a server: ``ServerConnection`` (both eras, version negotiation, dispatch) over one ``MessageStream``.
 
 Where it sits: in the ``server`` layer, on top of ``jsonrpc.session.Session`` (JSON-RPC: ids, cancellation,
-progress, ping) and the generated ``mcp_bindings.<version>.server`` stubs, whose ``SERVER_ROUTES`` drive dispatch:
-params are validated into the negotiated version's models, the handlers (``handlers``) return its result models,
-and those are dumped as the answer. It answers from a ``registry.Registry`` (what is served), runs the server's
-``middleware`` around each request and hands each request's functions a ``context.Context``. ``server.Server`` creates one per connection (``serve_stream``).
+progress) and the generated ``mcp_bindings.<version>.server`` stubs, whose ``SERVER_ROUTES`` drive dispatch
+(``dispatch``): params are validated into the version's models, the handlers (``handlers``) return its result
+models, and those are dumped as the answer. It answers from a ``registry.Registry`` (what is served), runs the
+server's ``middleware`` around each request and hands each request's functions a ``context.Context``.
+``server.Server`` creates one per connection (``serve_stream``); over streamable HTTP, one per session of the
+handshake era and one per POST of the modern era.
 
-Protocol choices (see the README):
-- versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25; ``initialize`` gets the client's version if supported,
-  else the newest; methods of other versions (``server/discover``, 2026-07-28; ``tasks/*``) answer -32601, which is
-  also what makes 2026-era clients such as the official SDK 2.x fall back to ``initialize``;
-- before ``initialize``, known methods answer -32600 (ping is always answered); after the ``initialize`` answer,
-  requests are served even before ``notifications/initialized`` (over stdio that notification and the next request
-  race inside the session, which handles them on different tasks);
+The two eras (MCP 2026-07-28 basic/versioning), on any connection:
+- a request whose ``_meta`` names a modern ``io.modelcontextprotocol/protocolVersion`` (2026-07-28), and
+  ``server/discover`` / ``subscriptions/listen`` in any case, belong to the modern era: served on their own by a
+  ``modern.ModernRequest``, no ``initialize`` needed, nothing kept; a version this server does not know is -32022;
+- everything else is the handshake era: versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25;
+  ``initialize`` gets the client's version if supported, else the newest; methods of other versions (``tasks/*``)
+  answer -32601; before ``initialize``, known methods answer -32600 (``ping`` is always answered, outside the
+  middleware); after the ``initialize`` answer, requests are served even before ``notifications/initialized`` (over
+  stdio that notification and the next request race inside the session, which handles them on different tasks);
 - JSON-RPC batches only once 2025-03-26 has been negotiated (the session accepts them; ``_BatchGate`` refuses
   them on any other version, and before negotiation, since ``initialize`` may not be batched);
+- change notifications (``notify``) go to the handshake-era client and to the ``subscriptions/listen`` requests
+  open on the connection (``subscriptions``);
 - list results are not paginated (cursors are ignored).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+import anyio
+from pydantic import BaseModel, ValidationError
 
-from mcp_bindings import MODULES
-
-from ..jsonrpc.context import RequestContext
+from ..jsonrpc.context import PING, RequestContext
 from ..jsonrpc.envelopes import (
     Batch,
     ErrorCode,
@@ -46,66 +49,39 @@ from ..jsonrpc.envelopes import (
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.session import Session, SessionClosedError
 from ..jsonrpc.streams import Dispatcher, MessageStream, stream_extras
-from ..protocol.results import ResultValidationError, as_result, field_errors
-from .authoring import validation_details
+from ..protocol.results import field_errors
+from ..protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META
 from .context import LOG_LEVELS, Context, InvalidClientResultError
+from .dispatch import (
+    bindings_for,
+    declared,
+    handlers_class,
+    served_methods,
+    source_of,
+    stub_for,
+    typed_params,
+    validated_result,
+)
 from .handlers import Handlers, fit
 from .middleware import IncomingRequest, Middleware, run_chain
+from .modern import MODERN_ONLY_METHODS, ModernRequest, unsupported_version
 from .registry import Registry
+from .request_state import RequestStateCodec
+from .subscriptions import Listeners
 
 __all__ = ["LATEST_PROTOCOL_VERSION", "SUPPORTED_PROTOCOL_VERSIONS", "ServerConnection"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+SUPPORTED_PROTOCOL_VERSIONS: Final = LEGACY_PROTOCOL_VERSIONS
+"""The versions ``initialize`` negotiates (the handshake era); the modern ones are ``MODERN_PROTOCOL_VERSIONS``."""
 LATEST_PROTOCOL_VERSION: Final = SUPPORTED_PROTOCOL_VERSIONS[-1]
 BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
 
-
-@functools.cache
-def _bindings(version: str) -> ModuleType:
-    return importlib.import_module(MODULES[version])
-
-
-@functools.cache
-def _stub(version: str) -> ModuleType:
-    """The generated server stub of ``version``: ``ServerHandlers``, ``SERVER_ROUTES``, ``implemented``."""
-    return importlib.import_module(MODULES[version] + ".server")
-
-
-@functools.cache
-def _handlers_class(version: str) -> type[Handlers]:
-    # The generated stub is the base (its routes name our methods; `implemented()` checks the overrides).
-    stub = _stub(version).ServerHandlers
-    return type(f"Handlers_{version.replace('-', '_')}", (Handlers, stub), {})
-
-
-@functools.cache
-def _adapter(params_type: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(params_type)
-
-
 # Every request method of a supported version: "not initialized yet" for these, "method not found" for the rest.
 _KNOWN_METHODS: Final = frozenset(
-    method for version in SUPPORTED_PROTOCOL_VERSIONS for method in _stub(version).SERVER_ROUTES
+    method for version in SUPPORTED_PROTOCOL_VERSIONS for method in stub_for(version).SERVER_ROUTES
 )
-
-
-def _source(route: Any, params: Any) -> str:
-    """Whose result it is, for error messages: the handler, and the tool, prompt or resource it served."""
-    target = getattr(params, "name", None) or getattr(params, "uri", None)
-    return f"the result of {route.handler!r}" + (f" for {target!r}" if isinstance(target, str) else "")
-
-
-def _declared(capabilities: Mapping[str, Any], path: str | None) -> bool:
-    """Whether a dotted capability path (a route's ``capability``) is declared in ``capabilities``."""
-    node: Any = capabilities
-    for part in (path or "").split(".") if path else ():
-        # Present and not null/false: an empty object ({} for logging, completions) declares the capability.
-        if not isinstance(node, Mapping) or node.get(part) in (None, False):
-            return False
-        node = node[part]
-    return True
 
 
 class _BatchGate:
@@ -122,7 +98,13 @@ class _BatchGate:
 
     async def receive(self) -> bytes:
         while True:
-            frame = await self._inner.receive()
+            try:
+                frame = await self._inner.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                # The client is done sending: its subscriptions/listen requests end now (with their graceful
+                # result, if it still reads), not after the session's shutdown grace.
+                self._connection.listeners.close()
+                raise
             # The cheap test first: only a frame starting with "[" can be a batch, and only those get parsed here.
             if frame.lstrip()[:1] != b"[" or self._connection.protocol_version in BATCH_VERSIONS:
                 return frame
@@ -152,7 +134,8 @@ class _BatchGate:
 
 
 class ServerConnection:
-    """One client: its lifecycle state, negotiated version and capabilities, log level and subscriptions."""
+    """One client: its lifecycle state, negotiated version and capabilities, log level and subscriptions (the
+    handshake era), and the modern requests it carries, each served on its own (``modern``)."""
 
     def __init__(
         self,
@@ -163,16 +146,19 @@ class ServerConnection:
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
         middleware: Sequence[Middleware] = (),
         lifespan_state: Any = None,
+        request_states: RequestStateCodec | None = None,
     ) -> None:
         """``max_requests_in_flight`` / ``max_batch_size``: the session's limits (see ``jsonrpc.session.Session``).
         ``middleware``: wrapped around every request (see ``middleware``); ``lifespan_state``: what the server's
-        lifespan yielded, for ``Context.lifespan_state``."""
+        lifespan yielded, for ``Context.lifespan_state``; ``request_states``: seals and verifies the modern era's
+        ``requestState`` (``Server`` passes its own; default: a codec with a key of its own)."""
         self.server = server
         self.middleware = middleware
         self.lifespan_state = lifespan_state
+        self.request_states = request_states or RequestStateCodec()
         self.protocol_version = ""  # "" until initialize has been answered
-        self.bindings: ModuleType = _bindings(LATEST_PROTOCOL_VERSION)
-        self.stub: ModuleType = _stub(LATEST_PROTOCOL_VERSION)
+        self.bindings: ModuleType = bindings_for(LATEST_PROTOCOL_VERSION)
+        self.stub: ModuleType = stub_for(LATEST_PROTOCOL_VERSION)
         self.initialized = False  # notifications/initialized received
         self.capabilities: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}
@@ -186,9 +172,11 @@ class ServerConnection:
             request_handler=self._on_request,
             notification_handler=self._on_notification,
             allow_batches=True,
+            answer_pings=False,  # answered in _on_request: ping is not a method of the modern era
             max_requests_in_flight=max_requests_in_flight,
             max_batch_size=max_batch_size,
         )
+        self.listeners = Listeners(server, lambda: self.session)
 
     async def run(self) -> None:
         """Serve until the client closes its side of the stream."""
@@ -196,8 +184,29 @@ class ServerConnection:
 
     # -- incoming -------------------------------------------------------------------------------------------------
 
+    def _modern_request(self, method: str, params: JSONParams) -> ModernRequest | None:
+        """A ``ModernRequest`` when this request belongs to the modern era, None for the handshake era; -32022 for a
+        version this server does not speak (see the module docstring)."""
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        requested = meta.get(PROTOCOL_VERSION_META) if isinstance(meta, dict) else None
+        if requested is None:
+            # Methods only the modern era has are modern requests even without _meta (which they then lack: -32602).
+            if method in MODERN_ONLY_METHODS:
+                return ModernRequest(self, MODERN_PROTOCOL_VERSIONS[-1], None)
+            return None
+        if not isinstance(requested, str):
+            raise InvalidParams(f"Invalid params: _meta {PROTOCOL_VERSION_META} must be a string")
+        if requested in MODERN_PROTOCOL_VERSIONS:
+            return ModernRequest(self, requested, meta)
+        if requested in SUPPORTED_PROTOCOL_VERSIONS and method not in MODERN_ONLY_METHODS:
+            return None  # a handshake-era client that names its version in _meta too
+        raise unsupported_version(requested)
+
     async def _on_request(self, method: str, params: JSONParams, request: RequestContext) -> dict[str, Any]:
-        context: Context[Any] = Context(self, request)
+        modern = self._modern_request(method, params)
+        if method == PING and modern is None:
+            return {}  # answered at once, before initialize too, and not through the middleware
+        context: Context[Any] = Context(modern or self, request)
         if self.middleware:
             incoming: IncomingRequest[Any] = IncomingRequest(method, params, context)
             return await run_chain(self.middleware, incoming, self._endpoint, self._finish)
@@ -208,6 +217,10 @@ class ServerConnection:
 
     def _finish(self, incoming: IncomingRequest[Any], value: Any) -> dict[str, Any]:
         """A result a middleware returned itself, validated like a handler's (see ``middleware``)."""
+        modern = incoming.context.connection
+        if isinstance(modern, ModernRequest):
+            route = modern.route(incoming.method)
+            return modern.finish(route.result_type, value, f"a middleware's result for {incoming.method}")
         if incoming.method == "initialize" and self._handlers is None:
             logger.error("a middleware answered initialize without call_next: the connection stays uninitialized")
             raise JSONRPCError(ErrorCode.INTERNAL_ERROR, "Internal error: initialize was not handled")
@@ -222,6 +235,9 @@ class ServerConnection:
         raise TypeError(f"a middleware returned a {type(value).__name__} for {incoming.method}, not a dict or model")
 
     async def _route(self, method: str, params: JSONParams, context: Context[Any]) -> dict[str, Any]:
+        modern = context.connection
+        if isinstance(modern, ModernRequest):
+            return await modern.dispatch(method, params, context)
         if method == "initialize":
             return await self._initialize(params, context)
         if self._handlers is None:
@@ -239,19 +255,11 @@ class ServerConnection:
         requested = params.get("protocolVersion") if isinstance(params, dict) else None
         version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
         assert isinstance(version, str)
-        bindings, stub = _bindings(version), _stub(version)
+        bindings, stub = bindings_for(version), stub_for(version)
         route = stub.SERVER_ROUTES["initialize"]
-        handlers = _handlers_class(version)(self)
+        handlers = handlers_class(version)(self)
         capabilities = fit(bindings.ServerCapabilities, self.server.capabilities())
-        served = stub.implemented(handlers)
-        # A method is answered only if its capability is declared; completion/complete (no capability in 2024-11-05)
-        # only if a completion is registered.
-        served = frozenset(
-            m
-            for m in served
-            if _declared(capabilities, stub.SERVER_ROUTES[m].capability)
-            and (m != "completion/complete" or self.server.completions)
-        )
+        served = served_methods(stub, handlers, capabilities, bool(self.server.completions))
         self.bindings, self.stub, self.capabilities = bindings, stub, capabilities
         result = await self._dispatch(route, params, context, handlers)
         # Only now: a bad initialize (-32602) leaves the connection uninitialized, and may be retried.
@@ -261,32 +269,16 @@ class ServerConnection:
     async def _dispatch(
         self, route: Any, params: JSONParams, context: Context[Any], handlers: Handlers | None = None
     ) -> dict[str, Any]:
-        if params is None and route.params_required:
-            raise InvalidParams(f"Invalid params: {route.method} requires params")
-        if params is not None and not isinstance(params, dict):
-            raise InvalidParams("Invalid params: params must be an object")
-        try:
-            typed = None if params is None else _adapter(route.params_type).validate_python(params)
-        except ValidationError as exc:
-            raise InvalidParams(f"Invalid params for {route.method}", validation_details(exc)) from None
+        typed = typed_params(route, params)
         handler = getattr(handlers or self._handlers, route.handler)
         returned = await handler(typed, context)
         # Handlers return the result model or a dict (what they build, or a tool's own CallToolResult): either way
         # it is validated here, once, against the negotiated version (see protocol.results.as_result).
-        return self._validated(route, returned, _source(route, typed))
+        return self._validated(route, returned, source_of(route, typed))
 
     def _validated(self, route: Any, returned: Any, source: str) -> dict[str, Any]:
         """``returned`` validated as ``route``'s result model of the negotiated version, dumped as JSON."""
-        try:
-            result = as_result(route.result_type, returned, source=source)
-        except ResultValidationError as exc:
-            # Our side's bug, not the client's: -32603, with the field paths for whoever debugs it.
-            logger.error("%s (MCP %s)", exc, self.protocol_version or "initialize")
-            raise JSONRPCError(
-                ErrorCode.INTERNAL_ERROR, f"Internal error: {exc.summary}", {"errors": exc.details}
-            ) from None
-        dumped: dict[str, Any] = result.model_dump(mode="json")
-        return dumped
+        return validated_result(route.result_type, returned, source, self.protocol_version)
 
     async def read_resource(self, uri: str, context: Context[Any]) -> Any:
         """``Context.read_resource``: ``resources/read`` of ``uri`` answered by this server, as the negotiated
@@ -307,14 +299,30 @@ class ServerConnection:
     # -- outgoing -------------------------------------------------------------------------------------------------
 
     async def notify(self, capability: str, method: str, params: dict[str, Any] | None) -> None:
-        """Send a notification if the connection is initialized and ``capability`` was declared; a closed
-        connection is skipped (it is on its way out of ``Server.connections``)."""
-        if self._handlers is None or not _declared(self.capabilities, capability):
+        """Send a change notification: to the handshake-era client if the connection is initialized and
+        ``capability`` was declared, and to the ``subscriptions/listen`` requests open on it that opted in to it. A
+        closed connection is skipped (it is on its way out of ``Server.connections``)."""
+        await self.listeners.deliver(capability, method, params)
+        if self._handlers is None or not declared(self.capabilities, capability):
             return
         try:
             await self.session.notify(method, params)
         except (SessionClosedError, RuntimeError):
             logger.debug("%s not sent: the connection is closed", method)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """``notifications/resources/updated`` for ``uri``, if this client subscribed to it (either era)."""
+        params = {"uri": uri}
+        await self.listeners.deliver("resources.subscribe", "notifications/resources/updated", params)
+        if uri in self.subscriptions and self._handlers is not None:
+            try:
+                await self.session.notify("notifications/resources/updated", params)
+            except (SessionClosedError, RuntimeError):
+                logger.debug("notifications/resources/updated not sent: the connection is closed")
+
+    async def listen(self, requested: Mapping[str, Any], context: Context[Any]) -> Any:
+        """``subscriptions/listen`` exists only in the modern era (``ModernRequest.listen``)."""
+        raise MethodNotFound("subscriptions/listen")
 
     async def send_log(self, level: str, data: Any, logger_name: str | None = None) -> None:
         if level not in LOG_LEVELS:
@@ -326,10 +334,12 @@ class ServerConnection:
             params["logger"] = logger_name
         await self.notify("logging", "notifications/message", params)
 
-    async def request_client(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
+    async def request_client(
+        self, method: str, params: dict[str, Any], *, timeout: float | None = None, input_key: str | None = None
+    ) -> Any:
         """Send a request to the client and parse its answer as the negotiated version's result model. An answer
         that does not validate raises ``InvalidClientResultError`` (a ``ResultValidationError``) naming the fields.
-        """
+        ``input_key`` only matters in the modern era."""
         raw = await self.session.request(method, params, timeout=timeout)
         try:
             return self.bindings.parse_result(method, raw)

@@ -18,24 +18,29 @@ version's ``ElicitResult``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeAlias, cast, overload
 
+import anyio
 from pydantic import BaseModel, ValidationError
 
 import mcp_bindings.v2024_11_05 as _v1
 import mcp_bindings.v2025_03_26 as _v2
 import mcp_bindings.v2025_06_18 as _v3
 import mcp_bindings.v2025_11_25 as _v4
+import mcp_bindings.v2026_07_28 as _v5
 
 from ..jsonrpc.context import RequestContext
 from ..jsonrpc.envelopes import RequestId
 from ..protocol.results import ResultValidationError, field_errors
+from ..protocol.versions import is_modern
 from ..transports import http_session
 from ..transports.http_session import close_sse_stream
 from .elicitation import ElicitOutcome, ModelT, elicit_outcome, requested_schema
+from .errors import CapabilityError, MissingClientCapabilityError
 from .lifespan import StateT
+from .mrtr import InputRequired
 
 if TYPE_CHECKING:
     from starlette.requests import Request as HTTPRequest  # only for the annotation: stdio servers never import it
@@ -54,22 +59,27 @@ __all__ = [
 
 # What the client answers, as the negotiated version's models (the four versions' classes are distinct).
 AnyCreateMessageResult: TypeAlias = (
-    _v1.CreateMessageResult | _v2.CreateMessageResult | _v3.CreateMessageResult | _v4.CreateMessageResult
+    _v1.CreateMessageResult
+    | _v2.CreateMessageResult
+    | _v3.CreateMessageResult
+    | _v4.CreateMessageResult
+    | _v5.CreateMessageResult
 )
-AnyElicitResult: TypeAlias = _v3.ElicitResult | _v4.ElicitResult  # elicitation exists from 2025-06-18 on
-AnyRoot: TypeAlias = _v1.Root | _v2.Root | _v3.Root | _v4.Root
+# elicitation exists from 2025-06-18 on
+AnyElicitResult: TypeAlias = _v3.ElicitResult | _v4.ElicitResult | _v5.ElicitResult
+AnyRoot: TypeAlias = _v1.Root | _v2.Root | _v3.Root | _v4.Root | _v5.Root
 AnyReadResourceResult: TypeAlias = (
-    _v1.ReadResourceResult | _v2.ReadResourceResult | _v3.ReadResourceResult | _v4.ReadResourceResult
+    _v1.ReadResourceResult
+    | _v2.ReadResourceResult
+    | _v3.ReadResourceResult
+    | _v4.ReadResourceResult
+    | _v5.ReadResourceResult
 )
 
 _UNKNOWN: Final = object()
 
 # RFC 5424 severities in increasing order, as MCP names them.
 LOG_LEVELS: Final[tuple[str, ...]] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-
-class CapabilityError(RuntimeError):
-    """The client did not declare (or the negotiated protocol version does not have) what a call needs."""
 
 
 class InvalidClientResultError(ResultValidationError):
@@ -98,7 +108,12 @@ class ConnectionView(Protocol):
 
     async def send_log(self, level: str, data: Any, logger_name: str | None = None) -> None: ...
 
-    async def request_client(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any: ...
+    async def request_client(
+        self, method: str, params: dict[str, Any], *, timeout: float | None = None, input_key: str | None = None
+    ) -> Any:
+        """Ask the client (``sampling/createMessage``, ``elicitation/create``, ``roots/list``) and return its answer
+        as the version's result model; ``input_key`` names the question in the modern era (see ``mrtr``)."""
+        ...
 
     @property
     def lifespan_state(self) -> Any:
@@ -145,7 +160,8 @@ class Context(Generic[StateT]):
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
-        """The capabilities the client declared in ``initialize``, as JSON."""
+        """The capabilities the client declared, as JSON: in ``initialize`` (handshake era), or in this request's
+        ``_meta`` (modern era)."""
         return self._connection.client_capabilities
 
     @property
@@ -242,11 +258,16 @@ class Context(Generic[StateT]):
         include_context: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        input_key: str | None = None,
     ) -> AnyCreateMessageResult:
         """Ask the client's LLM for a completion (``sampling/createMessage``); returns the negotiated version's
         ``CreateMessageResult``. A str message is a user text message. Raises ``CapabilityError`` if the client did
         not declare ``sampling``, ``JSONRPCError`` if it refused, ``InvalidClientResultError`` (naming the
-        fields) if its answer is not a valid ``CreateMessageResult`` of the negotiated version."""
+        fields) if its answer is not a valid ``CreateMessageResult`` of the negotiated version.
+
+        In the modern era (2026-07-28) the question goes out as an input request of an ``InputRequiredResult``
+        and the handler runs again with the answer (see ``mrtr``); ``input_key`` names it there (default: chosen by
+        the runtime from the call's position)."""
         self._require("sampling", "sampling/createMessage")
         params: dict[str, Any] = {"messages": _sampling_messages(messages), "maxTokens": max_tokens}
         optional = {
@@ -258,21 +279,28 @@ class Context(Generic[StateT]):
             "metadata": dict(metadata) if metadata is not None else None,
         }
         params.update({key: value for key, value in optional.items() if value is not None})
-        result = await self._connection.request_client("sampling/createMessage", params, timeout=timeout)
+        result = await self._connection.request_client(
+            "sampling/createMessage", params, timeout=timeout, input_key=input_key
+        )
         return cast(AnyCreateMessageResult, result)
 
     @overload
     async def elicit(
-        self, message: str, schema: type[ModelT], *, timeout: float | None = None
+        self, message: str, schema: type[ModelT], *, timeout: float | None = None, input_key: str | None = None
     ) -> ElicitOutcome[ModelT]: ...
 
     @overload
     async def elicit(
-        self, message: str, schema: Mapping[str, Any], *, timeout: float | None = None
+        self, message: str, schema: Mapping[str, Any], *, timeout: float | None = None, input_key: str | None = None
     ) -> AnyElicitResult: ...
 
     async def elicit(
-        self, message: str, schema: type[BaseModel] | Mapping[str, Any], *, timeout: float | None = None
+        self,
+        message: str,
+        schema: type[BaseModel] | Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        input_key: str | None = None,
     ) -> ElicitOutcome[Any] | AnyElicitResult:
         """Ask the user for structured input (``elicitation/create``, 2025-06-18 and later).
 
@@ -282,7 +310,7 @@ class Context(Generic[StateT]):
         schema object, the negotiated version's ``ElicitResult`` (``action``, ``content``) as it came.
         Raises ``CapabilityError`` if the client did not declare ``elicitation`` or the protocol version has none,
         ``InvalidClientResultError`` (naming the fields) if the answer is not a valid ``ElicitResult`` of the
-        negotiated version or an accepted answer does not fit the model."""
+        negotiated version or an accepted answer does not fit the model. ``input_key``: see ``sample``."""
         self._require("elicitation", "elicitation/create")
         if isinstance(schema, type):
             requested = requested_schema(schema, self._connection.bindings)
@@ -290,7 +318,9 @@ class Context(Generic[StateT]):
             requested = dict(schema)
             requested.pop("title", None)
         params = {"message": message, "requestedSchema": requested}
-        result = await self._connection.request_client("elicitation/create", params, timeout=timeout)
+        result = await self._connection.request_client(
+            "elicitation/create", params, timeout=timeout, input_key=input_key
+        )
         if not isinstance(schema, type):
             return cast(AnyElicitResult, result)
         try:
@@ -299,13 +329,43 @@ class Context(Generic[StateT]):
             source = "the client's accepted answer to elicitation/create"
             raise InvalidClientResultError(source, schema, field_errors(exc)) from None
 
-    async def list_roots(self, *, timeout: float | None = None) -> list[AnyRoot]:
+    async def list_roots(self, *, timeout: float | None = None, input_key: str | None = None) -> list[AnyRoot]:
         """The client's roots (``roots/list``): the directories or files it lets the server work on. Raises
         ``CapabilityError`` if the client did not declare ``roots``, ``InvalidClientResultError`` if its answer is
-        not a valid ``ListRootsResult``."""
+        not a valid ``ListRootsResult``. ``input_key``: see ``sample``."""
         self._require("roots", "roots/list")
-        result = await self._connection.request_client("roots/list", {}, timeout=timeout)
+        result = await self._connection.request_client("roots/list", {}, timeout=timeout, input_key=input_key)
         return list(cast(list[AnyRoot], result.roots))
+
+    async def gather(self, *calls: Awaitable[Any]) -> list[Any]:
+        """Ask several questions at once: ``name, roots = await context.gather(context.elicit(...),
+        context.list_roots())`` returns their answers in order. In the handshake era the requests run concurrently;
+        in the modern era they go out together, as the input requests of one ``InputRequiredResult`` (one round),
+        where awaiting them one by one would take a round each."""
+        if is_modern(self.protocol_version):
+            answers: list[Any] = []
+            missing: dict[str, dict[str, Any]] = {}
+            for call in calls:
+                try:
+                    answers.append(await call)
+                except InputRequired as needed:
+                    missing.update(needed.requests)
+                    answers.append(None)
+            if missing:
+                raise InputRequired(missing)
+            return answers
+        results: list[Any] = [None] * len(calls)
+
+        async def run(index: int, call: Awaitable[Any]) -> None:
+            results[index] = await call
+
+        try:
+            async with anyio.create_task_group() as group:
+                for index, call in enumerate(calls):
+                    group.start_soon(run, index, call)
+        except BaseExceptionGroup as group_error:
+            raise group_error.exceptions[0] from None
+        return results
 
     # -- this server's own resources ------------------------------------------------------------------------------
 
@@ -321,6 +381,8 @@ class Context(Generic[StateT]):
         if method not in self._connection.bindings.REQUEST_TYPES:
             raise CapabilityError(f"{method} does not exist in MCP {self.protocol_version}")
         if capability not in self.client_capabilities:
+            if is_modern(self.protocol_version):
+                raise MissingClientCapabilityError(capability, method)
             raise CapabilityError(f"the client did not declare the {capability!r} capability; cannot send {method}")
 
 

@@ -9,6 +9,10 @@ and answered -32603, or for a tool ``isError: true`` with its message).
   its code follows the negotiated version (``resource_not_found_code``): -32002 up to 2025-11-25 (server/resources
   "Error Handling"), -32602 from 2026-07-28 on.
 - ``InvalidParamsError(message, data=None)``: -32602 with that message and data.
+- ``CapabilityError``: the client did not declare what a ``Context`` call needs. In the modern era (2026-07-28) it
+  is raised as ``MissingClientCapabilityError``, also a ``ProtocolError``: the request is answered -32021
+  (MissingRequiredClientCapability, ``data.requiredCapabilities``), as the spec requires.
+- ``HeaderMismatchError``: -32020, an HTTP header that contradicts the request body (the transport answers 400).
 
 Both ``ProtocolError`` subclasses are JSON-RPC errors of the request, from whatever function raised them, tools
 included: in a tool, raise ``ToolError`` for input the model can correct (the spec wants those as results).
@@ -21,10 +25,14 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..jsonrpc.envelopes import ErrorCode, JSONRPCError
+from ..protocol.versions import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 __all__ = [
     "RESOURCE_NOT_FOUND",
+    "CapabilityError",
+    "HeaderMismatchError",
     "InvalidParamsError",
+    "MissingClientCapabilityError",
     "ProtocolError",
     "ResourceNotFoundError",
     "ToolError",
@@ -69,3 +77,26 @@ class ToolError(Exception):
     def __init__(self, content: Any) -> None:
         super().__init__(content if isinstance(content, str) else "tool error")
         self.content = content
+
+
+class CapabilityError(RuntimeError):
+    """The client did not declare (or the negotiated protocol version does not have) what a call needs."""
+
+
+class MissingClientCapabilityError(CapabilityError, ProtocolError):
+    """Modern era: the request needs a client capability its ``_meta`` did not declare (-32021, with
+    ``data.requiredCapabilities``, a ``ClientCapabilities`` object naming it)."""
+
+    def __init__(self, capability: str, method: str) -> None:
+        message = f"Missing required client capability: {capability} (needed for {method})"
+        ProtocolError.__init__(
+            self, MISSING_REQUIRED_CLIENT_CAPABILITY, message, {"requiredCapabilities": {capability: {}}}
+        )
+        self.capability = capability
+
+
+class HeaderMismatchError(ProtocolError):
+    """-32020: an HTTP header disagrees with the request body (``Mcp-Param-*`` against the tool's arguments, ...)."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(HEADER_MISMATCH, message, data)

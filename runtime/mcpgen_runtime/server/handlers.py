@@ -20,17 +20,24 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from pydantic import ValidationError
 
 from ..jsonrpc.envelopes import InvalidParams, JSONRPCError
+from ..protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, is_modern
 from .authoring import FullToolResult, call_function, validation_details
+from .caching import CacheHint
 from .context import Context
 from .errors import RESOURCE_NOT_FOUND, ProtocolError, ResourceNotFoundError, resource_not_found_code
 from .registry import Registry
+from .tool_headers import check_param_headers
 
-__all__ = ["RESOURCE_NOT_FOUND", "HandledConnection", "Handlers", "fit"]
+__all__ = ["RESOURCE_NOT_FOUND", "SUPPORTED_VERSIONS", "HandledConnection", "Handlers", "fit"]
+
+SUPPORTED_VERSIONS: Final = (*reversed(MODERN_PROTOCOL_VERSIONS), *reversed(LEGACY_PROTOCOL_VERSIONS))
+"""What ``server/discover`` and -32022 list, newest first: the modern versions, and the handshake-era ones a client
+may use through ``initialize``."""
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +93,10 @@ class HandledConnection(Protocol):
     @property
     def subscriptions(self) -> set[str]: ...
 
+    async def listen(self, requested: Mapping[str, Any], context: Context) -> Any:
+        """Serve a ``subscriptions/listen`` request with filter ``requested`` (JSON) until it is cancelled."""
+        ...
+
     client_capabilities: dict[str, Any]
     client_info: dict[str, Any]
     log_level: str | None
@@ -124,6 +135,25 @@ class Handlers:
             result["instructions"] = server.instructions
         return self._result("InitializeResult", result)
 
+    async def discover(self, params: Any, context: Context) -> Any:
+        server = self.server
+        result: dict[str, Any] = {
+            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "capabilities": self.connection.capabilities,
+            **self._cache("server/discover"),
+        }
+        if server.instructions is not None:
+            result["instructions"] = server.instructions
+        return self._result("DiscoverResult", result)
+
+    async def subscriptions_listen(self, params: Any, context: Context) -> Any:
+        requested = params.notifications.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return await self.connection.listen(requested, context)
+
+    def _cache(self, method: str, hint: CacheHint | None = None) -> dict[str, Any]:
+        """The cache hint fields (dropped by ``_result`` for versions before 2026-07-28, which have none)."""
+        return (hint or self.server.cache_hints[method]).wire()
+
     async def ping(self, params: Any, context: Context) -> Any:
         return self._result("EmptyResult", {})
 
@@ -135,13 +165,17 @@ class Handlers:
 
     async def list_tools(self, params: Any, context: Context) -> Any:
         tools = self._fitted("Tool", [tool.describe() for tool in self.server.tools.values()])
-        return self._result("ListToolsResult", {"tools": tools})
+        return self._result("ListToolsResult", {"tools": tools, **self._cache("tools/list")})
 
     @_answers_protocol_errors
     async def call_tool(self, params: Any, context: Context) -> Any:
         tool = self.server.tools.get(params.name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {params.name}")
+        headers = context.headers
+        if headers is not None and is_modern(self.connection.bindings.PROTOCOL_VERSION):
+            # Over HTTP in the modern era the x-mcp-header parameters come as Mcp-Param-* headers too: check them.
+            check_param_headers(tool.name, tool.input_json_schema, params.arguments, headers)
         outcome = await tool.call(params.arguments, context)
         if isinstance(outcome, FullToolResult):
             # The tool's own result: not fitted (its extra keys are deliberate), validated as it is by the caller.
@@ -152,18 +186,22 @@ class Handlers:
 
     async def list_resources(self, params: Any, context: Context) -> Any:
         resources = self._fitted("Resource", [r.describe() for r in self.server.resources.values()])
-        return self._result("ListResourcesResult", {"resources": resources})
+        return self._result("ListResourcesResult", {"resources": resources, **self._cache("resources/list")})
 
     async def list_resource_templates(self, params: Any, context: Context) -> Any:
         templates = self._fitted("ResourceTemplate", [t.describe() for t in self.server.templates.values()])
-        return self._result("ListResourceTemplatesResult", {"resourceTemplates": templates})
+        cache = self._cache("resources/templates/list")
+        return self._result("ListResourceTemplatesResult", {"resourceTemplates": templates, **cache})
 
     @_answers_protocol_errors
     async def read_resource(self, params: Any, context: Context) -> Any:
         uri: str = params.uri
         resource = self.server.resources.get(uri)
         if resource is not None:
-            return self._result("ReadResourceResult", {"contents": await resource.read(uri, context)})
+            contents = await resource.read(uri, context)
+            return self._result(
+                "ReadResourceResult", {"contents": contents, **self._cache("resources/read", resource.cache)}
+            )
         for template in self.server.templates.values():
             variables = template.match(uri)
             if variables is None:
@@ -172,7 +210,8 @@ class Handlers:
                 contents = await template.read(uri, variables, context)
             except ValidationError as exc:
                 raise InvalidParams(f"Invalid URI for {template.uri_template}", validation_details(exc)) from None
-            return self._result("ReadResourceResult", {"contents": contents})
+            cache = self._cache("resources/read", template.cache)
+            return self._result("ReadResourceResult", {"contents": contents, **cache})
         raise JSONRPCError(self._not_found_code(), "Resource not found", {"uri": uri})
 
     @_answers_protocol_errors
@@ -194,7 +233,7 @@ class Handlers:
 
     async def list_prompts(self, params: Any, context: Context) -> Any:
         prompts = self._fitted("Prompt", [p.describe() for p in self.server.prompts.values()])
-        return self._result("ListPromptsResult", {"prompts": prompts})
+        return self._result("ListPromptsResult", {"prompts": prompts, **self._cache("prompts/list")})
 
     @_answers_protocol_errors
     async def get_prompt(self, params: Any, context: Context) -> Any:

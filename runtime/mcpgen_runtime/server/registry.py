@@ -29,6 +29,7 @@ from .authoring import (
     ToolDef,
     description_of,
 )
+from .caching import CacheHint, hints_with_defaults
 
 __all__ = ["TOOL_NAME", "Registry"]
 
@@ -74,10 +75,14 @@ class Registry:
         title: str | None = None,
         instructions: str | None = None,
         logging: bool = True,
+        cache_hints: Mapping[str, CacheHint] | None = None,
     ) -> None:
-        """``logging``: declare the logging capability (``Context.log`` sends nothing without it)."""
+        """``logging``: declare the logging capability (``Context.log`` sends nothing without it).
+        ``cache_hints``: method -> ``CacheHint`` for ``server/discover``, the lists and ``resources/read`` (MCP
+        2026-07-28 caching; the others keep ``caching.DEFAULT_CACHE_HINTS``: TTL 0, lists public, reads private)."""
         self.name, self.version, self.title, self.instructions = name, version, title, instructions
         self.logging = logging
+        self.cache_hints: dict[str, CacheHint] = hints_with_defaults(cache_hints)
         self.tools: dict[str, ToolDef] = {}
         self.resources: dict[str, ResourceDef] = {}
         self.templates: dict[str, ResourceTemplateDef] = {}
@@ -167,11 +172,13 @@ class Registry:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        cache: CacheHint | None = None,
         replace: bool = False,
     ) -> Callable[[F], F]:
         """Register a resource; a URI with ``{variables}`` registers a resource template whose variables are bound
-        to the function's parameters of the same names. ``replace``: replace the resource (template) of the same
-        URI (template) instead of raising ``ValueError``."""
+        to the function's parameters of the same names. ``cache``: the cache hint of its reads (default: the
+        server's for ``resources/read``). ``replace``: replace the resource (template) of the same URI (template)
+        instead of raising ``ValueError``."""
         if not isinstance(uri, str):
             what = getattr(uri, "__name__", type(uri).__name__)
             raise TypeError(
@@ -186,6 +193,7 @@ class Registry:
                 "title": title,
                 "description": description_of(fn, description),
                 "mime_type": mime_type,
+                "cache": cache,
             }
             if "{" in uri:
                 template = ResourceTemplateDef.build(fn, uri, localns=localns, **info)

@@ -13,7 +13,7 @@ those then join) and the middleware (``middleware``) each connection runs around
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -23,10 +23,12 @@ from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_F
 from ..jsonrpc.streams import MessageStream
 from ..transports.stdio import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
 from . import run_options
+from .caching import CacheHint
 from .connection import ServerConnection
 from .lifespan import Lifespan, LifespanRunner, StateT
 from .middleware import Middleware
 from .registry import Registry
+from .request_state import DEFAULT_MAX_REQUEST_STATE_BYTES, DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
 from .run_options import DEFAULT_LOG_LEVEL
 
 if TYPE_CHECKING:
@@ -50,13 +52,30 @@ class Server(Registry, Generic[StateT]):
         instructions: str | None = None,
         logging: bool = True,
         lifespan: Lifespan[StateT] | None = None,
+        cache_hints: Mapping[str, CacheHint] | None = None,
+        request_state_key: bytes | str | None = None,
+        request_state_ttl: float = DEFAULT_REQUEST_STATE_TTL,
+        max_request_state_bytes: int = DEFAULT_MAX_REQUEST_STATE_BYTES,
     ) -> None:
         """``logging``: declare the logging capability (``Context.log`` sends nothing without it).
+        ``cache_hints``: method -> ``CacheHint`` (``ttl_ms``, ``scope``) for the results of ``server/discover``,
+        ``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list`` and ``resources/read``
+        (MCP 2026-07-28; default TTL 0, "public" except ``resources/read``, "private"; a resource's own
+        ``cache=`` wins for its reads).
+        ``request_state_key``: the secret that signs the modern era's ``requestState`` (HMAC-SHA256, at least 16
+        bytes; see ``request_state``). Default None: a random key per ``Server``, so per process; give every worker
+        the same key when a client's retry may reach another process. ``request_state_ttl``: seconds a state stays
+        valid (default 600); ``max_request_state_bytes``: the longest state minted or accepted (default 64 KiB).
         ``lifespan``: ``lifespan(server)`` returns an async context manager (``@asynccontextmanager``), entered once
         per run of the server before any client is served and exited when the run ends, however it ends; what it
         yields is ``Context.lifespan_state``. If it raises on entry, the server does not start (``LifespanError``).
         """
-        super().__init__(name, version, title=title, instructions=instructions, logging=logging)
+        super().__init__(
+            name, version, title=title, instructions=instructions, logging=logging, cache_hints=cache_hints
+        )
+        self.request_states = RequestStateCodec(
+            request_state_key, ttl=request_state_ttl, max_bytes=max_request_state_bytes
+        )
         self.connections: set[ServerConnection] = set()  # the live ones, for change notifications
         self.middleware_stack: list[Middleware] = []  # wrapped around every request, the first outermost
         enter = functools.partial(lifespan, self) if lifespan is not None else None
@@ -95,10 +114,16 @@ class Server(Registry, Generic[StateT]):
         await self._broadcast("prompts.listChanged", "notifications/prompts/list_changed")
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """``notifications/resources/updated`` to the connections subscribed to ``uri``."""
+        """``notifications/resources/updated`` to the clients subscribed to ``uri`` (``resources/subscribe``, or a
+        ``subscriptions/listen`` whose ``resourceSubscriptions`` name it)."""
         for connection in list(self.connections):
-            if uri in connection.subscriptions:
-                await connection.notify("resources.subscribe", "notifications/resources/updated", {"uri": uri})
+            await connection.notify_resource_updated(uri)
+
+    def end_subscriptions(self) -> None:
+        """End every open ``subscriptions/listen`` request gracefully (answered with its result), as at shutdown;
+        later ones end at once too, on the connections that exist now."""
+        for connection in list(self.connections):
+            connection.listeners.close()
 
     async def _broadcast(self, capability: str, method: str) -> None:
         for connection in list(self.connections):
@@ -128,6 +153,7 @@ class Server(Registry, Generic[StateT]):
                 max_batch_size=max_batch_size,
                 middleware=self.middleware_stack,
                 lifespan_state=state,
+                request_states=self.request_states,
             )
             self.connections.add(connection)
             try:

@@ -52,6 +52,7 @@ __all__ = [
     "ResponseStream",
     "close_sse_stream",
     "current_http_scope",
+    "serve_http_scope",
 ]
 
 logger = logging.getLogger(__name__)
@@ -531,6 +532,12 @@ class HTTPSessionStream:
             await self._emit(context, frame)
         else:
             await self._emit(self.standalone, frame)
+
+
+def serve_http_scope(scope: Mapping[str, Any]) -> None:
+    """Make ``scope`` what ``current_http_scope`` gives in this task and the tasks it starts from now on: for a
+    stream that carries a single request (the stateless era's), whose handler has no session streams to route by."""
+    _current_stream.set(ResponseStream("", (), sse=False, stored=False, batch=False, retry_ms=0, http_scope=scope))
 
 
 def current_http_scope() -> Mapping[str, Any] | None:

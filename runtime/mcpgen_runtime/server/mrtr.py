@@ -1,0 +1,113 @@
+"""Multi round-trip requests (MCP 2026-07-28 basic/patterns/mrtr) behind ``Context.elicit`` / ``sample`` /
+``list_roots``: the same author code serves both eras.
+
+Where it sits: in the ``server`` layer, above ``request_state`` (the sealed state) and below ``modern`` (which
+creates an ``InputExchange`` per modern request and turns ``InputRequired`` into an ``InputRequiredResult``).
+
+In the handshake era ``Context.elicit(...)`` sends ``elicitation/create`` to the client and waits for its answer.
+In the modern era the server cannot ask within the request: the handler is run, and each of its input calls
+(elicitation, sampling, roots) gets a key, the one the author passed (``input_key=``) or one the runtime chooses
+from the call's position (``elicitation-1``, ``sampling-2``, ``roots-3``: the n-th input call of the handler). A
+call whose key has an answer (in the retry's ``inputResponses``, or carried over from earlier rounds in the
+``requestState``) returns it; the first one without stops the handler with ``InputRequired``, and the request is
+answered ``InputRequiredResult``: ``inputRequests`` (key -> request) and a sealed ``requestState`` holding the
+answers used so far. The client retries with a new id, the answers and the state, and the handler runs again from
+the start, until it completes or asks for more (the multi-round flow). So a handler must ask the same questions in
+the same order each time it runs (keys name questions, by position unless named), and do nothing before its
+questions that must not happen twice. ``Context.gather`` asks several questions in one round.
+
+The state is bound to the request (method and a digest of its params, without ``_meta``, ``inputResponses`` and
+``requestState``): a state presented on another request is refused, like a forged or expired one (-32602).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..jsonrpc.envelopes import InvalidParams
+from .request_state import InvalidRequestStateError, RequestStateCodec
+
+__all__ = ["INPUT_METHODS", "InputExchange", "InputRequired", "params_digest"]
+
+INPUT_METHODS: Final = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+"""The requests a server may put in ``inputRequests``, and the prefix of the keys the runtime gives them."""
+_NOT_BOUND: Final = ("_meta", "inputResponses", "requestState")
+
+
+class InputRequired(BaseException):
+    """Stops a handler that needs input it does not have yet (modern era). A ``BaseException``, like cancellation,
+    so that ``except Exception`` in a tool or resource function does not swallow it."""
+
+    def __init__(self, requests: Mapping[str, dict[str, Any]]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = dict(requests)
+
+
+def params_digest(params: Mapping[str, Any]) -> str:
+    """What binds a ``requestState`` to its request: SHA-256 of the params' canonical JSON, minus the MRTR fields."""
+    bound = {key: value for key, value in params.items() if key not in _NOT_BOUND}
+    canonical = json.dumps(bound, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class InputExchange:
+    """The input of one modern request: the answers it arrived with, the questions the handler asked."""
+
+    def __init__(self, codec: RequestStateCodec, method: str, params: Mapping[str, Any]) -> None:
+        """Reads ``inputResponses`` and ``requestState`` from ``params`` (already validated as the version's
+        params). Raises ``InvalidParams`` (-32602) for a state that is not valid for this request."""
+        self._codec, self._method, self._digest = codec, method, params_digest(params)
+        self.answers: dict[str, Any] = {}
+        self.used: dict[str, Any] = {}  # answers the handler consumed: carried over to the next round
+        self.requested: dict[str, dict[str, Any]] = {}
+        self._calls = 0
+        token = params.get("requestState")
+        if token is not None:
+            self.answers.update(self._verified(token))
+        responses = params.get("inputResponses")
+        if isinstance(responses, Mapping):
+            # Keys nobody asks for are ignored (the spec: "ignore any information it does not recognize").
+            self.answers.update(responses)
+
+    def _verified(self, token: Any) -> dict[str, Any]:
+        try:
+            if not isinstance(token, str):
+                raise InvalidRequestStateError("requestState must be a string")
+            claims = self._codec.unseal(token)
+            if claims.get("m") != self._method or claims.get("d") != self._digest:
+                raise InvalidRequestStateError("requestState belongs to another request")
+        except InvalidRequestStateError as exc:
+            raise InvalidParams(f"Invalid params: {exc}") from None
+        answers = claims.get("a")
+        return dict(answers) if isinstance(answers, dict) else {}
+
+    def next_key(self, method: str, given: str | None) -> str:
+        self._calls += 1
+        return given if given is not None else f"{INPUT_METHODS[method]}-{self._calls}"
+
+    def answer(self, key: str) -> Any:
+        """The raw answer for ``key`` (recorded as used), or None when there is none yet."""
+        if key not in self.answers:
+            return None
+        self.used[key] = self.answers[key]
+        return self.answers[key]
+
+    def ask(self, key: str, method: str, params: dict[str, Any]) -> InputRequired:
+        """Record a question; the caller raises the returned ``InputRequired`` (or ``gather`` collects it)."""
+        if key in self.requested:
+            raise ValueError(f"two input requests of one round share the key {key!r}; give each its own input_key")
+        self.requested[key] = {"method": method, "params": params}
+        return InputRequired({key: self.requested[key]})
+
+    def input_required_result(self) -> dict[str, Any]:
+        """The ``InputRequiredResult`` for the questions asked (``resultType`` and ``_meta`` are added by the caller).
+        Raises ``ValueError`` when the state would be too large (see ``RequestStateCodec``)."""
+        state = self._codec.seal({"m": self._method, "d": self._digest, "a": self.used})
+        return {"inputRequests": dict(self.requested), "requestState": state}

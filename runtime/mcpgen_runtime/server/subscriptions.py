@@ -1,0 +1,132 @@
+"""``subscriptions/listen`` (MCP 2026-07-28 basic/patterns/subscriptions): the long-running requests through which a
+modern client receives change notifications, tagged with ``io.modelcontextprotocol/subscriptionId``.
+
+Where it sits: in the ``server`` layer, under ``connection`` (each ``ServerConnection`` has one ``Listeners``: the
+listen requests open on it) and beside ``modern`` (whose ``subscriptions/listen`` handler calls ``listen``).
+``Server.notify_*`` reach every live connection, and each hands the notification to its listeners here as well as to
+its handshake-era client.
+
+A listen request is answered with ``notifications/subscriptions/acknowledged`` first, carrying the subset of the
+requested filter the server honours (list changes of what it declares ``listChanged`` for; resource URIs when it
+declares ``resources.subscribe``, each passed to the ``on_subscribe`` hook, which may refuse one by raising a
+``ProtocolError``); then it stays open, and only the notification types it opted in to reach it, until the client
+cancels it (``notifications/cancelled``, or over HTTP by closing the stream) or the connection ends; when the server
+ends it (``close``: the client closed its side of the connection, or ``Server.end_subscriptions`` at shutdown) it is
+answered, as the spec's "graceful closure", with a result carrying its subscription id.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+
+from ..jsonrpc.envelopes import RequestId
+from ..jsonrpc.session import Session, SessionClosedError
+from ..protocol.versions import SUBSCRIPTION_ID_META
+from .authoring import call_function
+from .dispatch import declared
+from .errors import ProtocolError
+from .registry import Registry
+
+__all__ = ["LIST_CHANGED_FILTERS", "Listeners"]
+
+logger = logging.getLogger(__name__)
+
+LIST_CHANGED_FILTERS: Final = {
+    "tools.listChanged": "toolsListChanged",
+    "prompts.listChanged": "promptsListChanged",
+    "resources.listChanged": "resourcesListChanged",
+}
+"""The capability a list-changed notification needs -> the filter field that opts in to it."""
+
+
+@dataclass
+class _Subscription:
+    kinds: frozenset[str]  # filter fields opted in to (toolsListChanged, ...)
+    uris: frozenset[str] = field(default_factory=frozenset)
+
+
+class Listeners:
+    """The ``subscriptions/listen`` requests open on one connection."""
+
+    def __init__(self, server: Registry, session: Callable[[], Session]) -> None:
+        self._server, self._session = server, session
+        self._open: dict[RequestId, _Subscription] = {}
+        self._closed = anyio.Event()
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def close(self) -> None:
+        """End every listen request open on this connection, and any that arrives later, with a result."""
+        self._closed.set()
+
+    async def listen(self, requested: Mapping[str, Any], capabilities: Mapping[str, Any], request_id: RequestId) -> Any:
+        """Serve one listen request until it is cancelled or closed: acknowledge, then deliver; the graceful end's
+        result. ``requested``: the filter as JSON; ``capabilities``: the server's, fitted to the request's version."""
+        kinds = frozenset(
+            name
+            for capability, name in LIST_CHANGED_FILTERS.items()
+            if requested.get(name) is True and declared(capabilities, capability)
+        )
+        uris: list[str] = []
+        if declared(capabilities, "resources.subscribe"):
+            for uri in requested.get("resourceSubscriptions") or ():
+                if await self._subscribe(uri):
+                    uris.append(uri)
+        agreed: dict[str, Any] = {name: True for name in sorted(kinds)}
+        if "resourceSubscriptions" in requested and declared(capabilities, "resources.subscribe"):
+            agreed["resourceSubscriptions"] = uris
+        ack = {"_meta": {SUBSCRIPTION_ID_META: request_id}, "notifications": agreed}
+        try:
+            await self._session().notify("notifications/subscriptions/acknowledged", ack)
+            # Only once acknowledged: nothing may reach the subscription before its acknowledgment.
+            self._open[request_id] = _Subscription(kinds, frozenset(uris))
+            await self._closed.wait()
+        finally:
+            self._open.pop(request_id, None)
+            with anyio.CancelScope(shield=True):
+                for uri in uris:
+                    await self._unsubscribe(uri)
+        return {"_meta": {SUBSCRIPTION_ID_META: request_id}}
+
+    async def _subscribe(self, uri: str) -> bool:
+        hook = self._server.subscribe_hook
+        if hook is None:
+            return True
+        try:
+            await call_function(functools.partial(hook, uri), {})
+        except ProtocolError as exc:
+            logger.info("subscription to %r refused: %s", uri, exc.message)
+            return False
+        return True
+
+    async def _unsubscribe(self, uri: str) -> None:
+        hook = self._server.unsubscribe_hook
+        if hook is not None:
+            try:
+                await call_function(functools.partial(hook, uri), {})
+            except Exception:
+                logger.exception("the unsubscribe hook failed for %r", uri)
+
+    async def deliver(self, capability: str, method: str, params: Mapping[str, Any] | None) -> None:
+        """``method`` to the subscriptions that opted in to ``capability``'s notifications (a list change, or
+        ``resources.subscribe`` for ``notifications/resources/updated`` of ``params["uri"]``)."""
+        if not self._open:
+            return
+        name = LIST_CHANGED_FILTERS.get(capability)
+        uri = (params or {}).get("uri")
+        for request_id, subscription in list(self._open.items()):
+            wanted = name in subscription.kinds if name is not None else uri in subscription.uris
+            if not wanted:
+                continue
+            tagged = {**(params or {}), "_meta": {SUBSCRIPTION_ID_META: request_id}}
+            try:
+                await self._session().notify(method, tagged)
+            except (SessionClosedError, RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                logger.debug("%s not sent to subscription %r: the connection is closed", method, request_id)
