@@ -172,9 +172,9 @@ class Handlers:
         tool = self.server.tools.get(params.name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {params.name}")
-        headers = context.headers
-        if headers is not None and is_modern(self.connection.bindings.PROTOCOL_VERSION):
-            # Over HTTP in the modern era the x-mcp-header parameters come as Mcp-Param-* headers too: check them.
+        # Over HTTP in the modern era the x-mcp-header parameters come as Mcp-Param-* headers too: check them. The
+        # era first: looking the HTTP request up costs a context-variable read and a starlette Request.
+        if is_modern(self.connection.bindings.PROTOCOL_VERSION) and (headers := context.headers) is not None:
             check_param_headers(tool.name, tool.input_json_schema, params.arguments, headers)
         outcome = await tool.call(params.arguments, context)
         if isinstance(outcome, FullToolResult):
