@@ -28,11 +28,22 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..jsonrpc.envelopes import JSONRPCError
+from ..protocol.versions import (
+    CLIENT_CAPABILITIES_META,
+    CLIENT_INFO_META,
+    HEADER_MISMATCH,
+    LOG_LEVEL_META,
+    MODERN_PROTOCOL_VERSIONS,
+    PROTOCOL_VERSION_META,
+    SERVER_INFO_META,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 from .client_support import SUPPORTED_VERSIONS, UnsupportedVersionError, merge_capabilities
 
 __all__ = [
     "CACHEABLE_METHODS",
     "DEFAULT_DISCOVER_TIMEOUT",
+    "HEADER_MISMATCH",  # protocol.versions' own, re-exported for client.py
     "LATEST_MODERN_VERSION",
     "MODERN_VERSIONS",
     "MODES",
@@ -44,21 +55,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MODERN_VERSIONS: Final[tuple[str, ...]] = ("2026-07-28",)
+MODERN_VERSIONS: Final[tuple[str, ...]] = MODERN_PROTOCOL_VERSIONS
 LATEST_MODERN_VERSION: Final = MODERN_VERSIONS[-1]
 MODES: Final = ("legacy", "auto", *MODERN_VERSIONS)
 # Seconds the auto mode waits for the server/discover answer before taking the server for a legacy one (stdio: "does
 # not respond within a reasonable timeout"); the official SDK waits 10 s too.
 DEFAULT_DISCOVER_TIMEOUT: Final = 10.0
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
-HEADER_MISMATCH: Final = -32020
-
-PROTOCOL_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_META: Final = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_META: Final = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_META: Final = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID_META: Final = "io.modelcontextprotocol/subscriptionId"
 # Results that carry cache hints (ttlMs, cacheScope) in 2026-07-28.
 CACHEABLE_METHODS: Final = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
