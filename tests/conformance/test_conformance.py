@@ -106,6 +106,10 @@ REQUIRED_CHECKS = {
 }
 # Scenarios run at once: each is a node process that mostly waits on the server; CI has 2 cores.
 PARALLEL = 3
+# Scenarios that change the server's lists (server-stateless calls test_trigger_tool_change and _prompt_change to
+# see list_changed on a listen stream): they get a server process of their own, or a tools-list running at the same
+# time sees the list change between its two probes (tools-list-deterministic-order, a WARNING).
+OWN_SERVER = frozenset({"server-stateless"})
 CASES = [
     (revision, scenario)
     for table in (SCORED, UNSCORED)
@@ -125,13 +129,18 @@ def outcomes(suite: Suite, request: pytest.FixtureRequest) -> Iterator[dict[tupl
     selected = [
         case for item in request.session.items if item.module is request.module and (case := _case_of(item)) is not None
     ]
-    with running_server() as url, tempfile.TemporaryDirectory(prefix="mcpgen-conformance-server-") as root:
+    with (
+        running_server() as shared_url,
+        running_server() as own_url,
+        tempfile.TemporaryDirectory(prefix="mcpgen-conformance-server-") as root,
+    ):
 
         def run(case: tuple[str, str]) -> Outcome:
             revision, scenario = case
             out_dir = Path(root) / f"{revision}-{scenario}"
             out_dir.mkdir()
             required = REQUIRED_CHECKS.get(scenario, ())
+            url = own_url if scenario in OWN_SERVER else shared_url
             return run_server_scenario(suite, url, scenario, out_dir, required, spec_version=revision)
 
         with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
