@@ -295,9 +295,11 @@ def undeclared_imports(graph: ImportGraph, allowed: Iterable[str]) -> list[str]:
     ]
 
 
-def declared_imports(pyproject: Path) -> set[str]:
-    """The top-level import names of a pyproject.toml's `[project] dependencies`."""
-    dependencies = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+def declared_imports(pyproject: Path, extra: str | None = None) -> set[str]:
+    """The top-level import names of a pyproject.toml's `[project] dependencies`, or of one of its
+    `[project.optional-dependencies]` (``extra``)."""
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    dependencies = project["dependencies"] if extra is None else project["optional-dependencies"][extra]
     names = set()
     for requirement in dependencies:
         match = re.match(r"[A-Za-z0-9._-]+", requirement)
@@ -334,10 +336,18 @@ def test_runtime_imports_nothing_of_the_toolchain(runtime: ImportGraph) -> None:
 
 
 def test_runtime_imports_only_its_declared_dependencies(runtime: ImportGraph) -> None:
-    declared = declared_imports(RUNTIME.parent / "pyproject.toml")
+    pyproject = RUNTIME.parent / "pyproject.toml"
+    declared = declared_imports(pyproject)
     assert "mcp_bindings" in declared and not declared & TOOLCHAIN
-    problems = undeclared_imports(runtime, declared)
+    auth_only = declared_imports(pyproject, extra="auth") - declared
+    assert auth_only, "the auth extra declares no library of its own"
+    problems = undeclared_imports(runtime, declared | auth_only)
     assert not problems, "\n".join(problems)
+    # The auth extra's libraries only inside the auth packages: a server or client without OAuth never needs them.
+    outside_auth = [
+        problem for problem in undeclared_imports(runtime, declared) if ".auth." not in problem.split(": ", 1)[1]
+    ]
+    assert not outside_auth, "\n".join(outside_auth)
 
 
 def test_every_layer_says_what_it_holds_and_may_import() -> None:

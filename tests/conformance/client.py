@@ -26,6 +26,13 @@ import anyio
 import mcp_bindings.v2025_11_25 as v4
 from mcpgen_runtime import Client
 from mcpgen_runtime.client import MODERN_VERSIONS, ClientContext
+from mcpgen_runtime.client.auth import (
+    ClientCredentialsProvider,
+    ClientMetadata,
+    OAuthProvider,
+    PreRegisteredClient,
+    PrivateKeyJWT,
+)
 
 # Bounded below the suite's own per-scenario timeout, so that a hung call is reported as ours, with a message.
 REQUEST_TIMEOUT = 20.0
@@ -161,6 +168,83 @@ async def list_tools(client: Client) -> None:
     logger.info("tools/list -> %s", [tool.name for tool in tools])
 
 
+# The auth scenarios' client: a redirect URI nobody listens on (the mock authorization server redirects at once,
+# and ``follow_redirect`` reads its Location instead of a browser), and the client ID metadata document URL the
+# suite expects (auth/basic-cimd).
+REDIRECT_URI = "http://localhost:3000/callback"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+async def follow_redirect(authorization_url: str) -> str:
+    """The user's part of the flow, for a mock server that consents at once: where it redirects to."""
+    import httpx2
+
+    async with httpx2.AsyncClient(timeout=10.0, follow_redirects=False) as http:
+        response = await http.get(authorization_url)
+    location = response.headers.get("location")
+    if response.status_code not in (302, 303) or not location:
+        raise RuntimeError(f"the authorization endpoint answered HTTP {response.status_code} without a redirect")
+    return str(location)
+
+
+def auth_provider(url: str, scenario: str) -> OAuthProvider | ClientCredentialsProvider:
+    """The provider an auth scenario needs, from what its context gives."""
+    given = context()
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentialsProvider(url, client_id=given["client_id"], client_secret=given["client_secret"])
+    if scenario == "auth/client-credentials-jwt":
+        key = PrivateKeyJWT(given["private_key_pem"], given.get("signing_algorithm", "ES256"))
+        return ClientCredentialsProvider(url, client_id=given["client_id"], private_key=key)
+    pre = None
+    if "client_id" in given:
+        pre = PreRegisteredClient(given["client_id"], given.get("client_secret"), given.get("issuer"))
+    return OAuthProvider(
+        url,
+        client_metadata=ClientMetadata([REDIRECT_URI], client_name="mcpgen-conformance-client"),
+        redirect_handler=follow_redirect,
+        client_id_metadata_url=CLIENT_METADATA_URL,
+        pre_registered=pre,
+    )
+
+
+async def authorized_calls(client: Client) -> None:
+    """auth/*: list the tools and call each (a step-up scenario wants more scope for tools/call)."""
+    for tool in await client.tools():
+        await call_tool(client, tool.name, {})
+
+
+AUTH_SCENARIOS = (
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+)
+
 SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "initialize": basic,
     "tools_call": basic,
@@ -172,13 +256,15 @@ SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "http-custom-headers": custom_headers,
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": list_tools,
+    **{name: authorized_calls for name in AUTH_SCENARIOS},
 }
 
 
 async def main(url: str, scenario: str) -> None:
     mode = client_mode()
+    auth = auth_provider(url, scenario) if scenario.startswith("auth/") else None
     async with Client.connect_http(
-        url, mode=mode, handlers=Handlers(), client_info=CLIENT_INFO, request_timeout=REQUEST_TIMEOUT
+        url, mode=mode, handlers=Handlers(), client_info=CLIENT_INFO, request_timeout=REQUEST_TIMEOUT, auth=auth
     ) as client:
         server = client.server_info.name if client.server_info is not None else "(unnamed)"
         logger.info("connected (%s): MCP %s, server %s", mode, client.protocol_version, server)

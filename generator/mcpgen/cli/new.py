@@ -38,6 +38,7 @@ Examples:
   mcpgen new weather                                  ./weather: stdio and HTTP, every example
   mcpgen new my-weather --dir ~/src/my-weather --transport stdio --template minimal
   mcpgen new weather --templates my-templates/        (my-templates/server.py.j2 overrides the built-in one)
+  mcpgen new weather --auth                           HTTP protected by bearer tokens (MCP_AUTH_ISSUER, ...)
 \b
 Then, in any shell with python3 (the project's wheels/ holds the runtime, so mcpgen itself is not needed):
   cd weather && python3 -m venv .venv && .venv/bin/pip install --find-links wheels -e '.[test]' && .venv/bin/pytest""",
@@ -68,6 +69,12 @@ Then, in any shell with python3 (the project's wheels/ holds the runtime, so mcp
     type=click.Path(file_okay=False, path_type=Path),
     help="Search this template directory first.",
 )
+@click.option(
+    "--auth",
+    is_flag=True,
+    help="Protect the HTTP transport with OAuth bearer tokens (JWTs of the issuer in MCP_AUTH_ISSUER, for the "
+    "resource in MCP_AUTH_RESOURCE).",
+)
 @click.pass_context
 def new(
     context: click.Context,
@@ -78,10 +85,11 @@ def new(
     template: str,
     force: bool,
     templates: Path | None,
+    auth: bool,
 ) -> None:
     """Scaffold a new MCP server project NAME that runs, passes its own tests and talks to real clients."""
     target = directory if directory is not None else Path(name)
-    request = ScaffoldRequest(name, template, transport, protocol_version, templates)
+    request = ScaffoldRequest(name, template, transport, protocol_version, templates, auth)
     try:
         files = scaffold(request, target, _paths(context).templates, force=force)
     except ScaffoldError as error:

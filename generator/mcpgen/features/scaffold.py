@@ -42,6 +42,14 @@ PYTEST_PIN: Final = "pytest==9.2.0"
 # What the generated server imports at run time; pinned to what this mcpgen runs with, so a new project starts
 # from a combination that is known to work (the user relaxes the pins when they want to).
 RUNTIME_DEPENDENCIES: Final = ("pydantic", "anyio", "starlette", "uvicorn", "httpx2")
+# What a server protected by bearer tokens (`--auth`) also imports: authlib's JOSE library checks the JWTs.
+AUTH_DEPENDENCIES: Final = ("authlib", "joserfc")
+# The environment a protected server is configured from (`--auth`).
+AUTH_ENVIRONMENT: Final = {
+    "issuer": "MCP_AUTH_ISSUER",
+    "resource": "MCP_AUTH_RESOURCE",
+    "scopes": "MCP_AUTH_SCOPES",
+}
 # Distribution -> import package of what the project runs on. Neither is on a package index yet, so their wheels
 # (packed from this interpreter's installed copies) go into the project's wheels/ and pip finds them there.
 PROJECT_WHEELS: Final = {"mcpgen-runtime": "mcpgen_runtime", "mcpgen-bindings": "mcp_bindings"}
@@ -60,6 +68,8 @@ OUTPUTS: Final = {
     "src/{package}/server.py": "server.py.j2",
     "tests/test_server.py": "test_server.py.j2",
 }
+# Added by `--auth`: a stand-in issuer for the tests (the tests of the protection are in tests/test_server.py).
+AUTH_OUTPUTS: Final = {"tests/conftest.py": "conftest.py.j2"}
 
 _NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")  # always fullmatch: `$` would let a trailing newline through
 # A distribution or package name this long is a mistake, and it becomes a directory name (255 bytes at most).
@@ -70,6 +80,7 @@ MAX_NAME_LENGTH: Final = 100
 RESERVED_PACKAGES: Final = frozenset(
     {
         "anyio",
+        "authlib",
         "black",
         "click",
         "hatchling",
@@ -77,6 +88,7 @@ RESERVED_PACKAGES: Final = frozenset(
         "httpx",
         "httpx2",
         "jinja2",
+        "joserfc",
         "mcp",
         "mcp_bindings",
         "mcpgen",
@@ -105,6 +117,7 @@ class ScaffoldRequest:
     transport: str = "both"
     protocol_version: str = DEFAULT_PROTOCOL_VERSION
     templates: Path | None = None  # the user's directory, searched before the built-in templates
+    auth: bool = False  # protect the HTTP transport with bearer tokens, configured from the environment
 
 
 def package_name_for(name: str) -> str:
@@ -157,7 +170,11 @@ def build_context(request: ScaffoldRequest) -> dict[str, Any]:
             f"unknown protocol version {request.protocol_version!r}; choose one of: {', '.join(PROTOCOL_VERSIONS)}"
         )
     transports = ["stdio", "http"] if request.transport == "both" else [request.transport]
+    if request.auth and "http" not in transports:
+        raise ScaffoldError("--auth protects the HTTP transport: use it with --transport http or both")
     full = request.template == "full"
+    tools = [*(FULL_TOOLS if full else MINIMAL_TOOLS), *(["whoami"] if request.auth else [])]
+    runtime = (*PROJECT_WHEELS, *RUNTIME_DEPENDENCIES, *(AUTH_DEPENDENCIES if request.auth else ()))
     return {
         "name": request.name,
         "package": package_name_for(request.name),
@@ -172,14 +189,16 @@ def build_context(request: ScaffoldRequest) -> dict[str, Any]:
         "http_url": f"http://{DEFAULT_HTTP_HOST}:{DEFAULT_HTTP_PORT}/mcp",
         "protocol_version": request.protocol_version,
         "bindings": module_name_for(request.protocol_version),
-        "tool_names": sorted(FULL_TOOLS if full else MINIMAL_TOOLS),
+        "tool_names": sorted(tools),
         # Elicitation needs a version that has it: the project's tests expect a confirmed booking only then.
         "test_elicitation": full and request.protocol_version >= ELICITATION_SINCE,
         # The runtime and the bindings, never the toolchain: a server installs only what it runs.
-        "dependencies": [_pinned(distribution) for distribution in (*PROJECT_WHEELS, *RUNTIME_DEPENDENCIES)],
+        "dependencies": [_pinned(distribution) for distribution in runtime],
         "wheels_dir": WHEELS_DIR,
         "install_command": INSTALL_COMMAND,
         "test_dependencies": [PYTEST_PIN],
+        "auth": request.auth,
+        "auth_env": AUTH_ENVIRONMENT,
     }
 
 
@@ -195,7 +214,8 @@ def render_project(request: ScaffoldRequest, builtin_templates: Path) -> dict[st
         raise ScaffoldError(f"--templates {request.templates}: not a directory")
     environment = make_environment(template_dirs(request, builtin_templates))
     files: dict[str, str] = {}
-    for pattern, template_name in OUTPUTS.items():
+    outputs = {**OUTPUTS, **(AUTH_OUTPUTS if request.auth else {})}
+    for pattern, template_name in outputs.items():
         path = pattern.format(package=context["package"])
         try:
             files[path] = render_template(environment, template_name, context)

@@ -4,7 +4,9 @@ Holds ``client`` (``Client``, ``ClientContext``: the connection, negotiation in 
 request path), ``client_support`` (the version registry, type aliases over the versions, the client's errors and
 defaults, the list cache), ``modern`` (the modes, the 2026-07-28 ``_meta`` and the ``server/discover`` probe),
 ``input_required`` (multi round-trip requests), ``handlers`` (answering the server's requests, in either era),
-``lists`` (the cached lists), ``tool_headers`` (``x-mcp-header``) and ``subscriptions`` (``subscriptions/listen``).
+``lists`` (the cached lists), ``tool_headers`` (``x-mcp-header``), ``subscriptions`` (``subscriptions/listen``)
+and the ``auth`` package (OAuth 2.1: ``OAuthProvider`` for ``connect_http(url, auth=...)``; authlib loads only
+when it is used).
 
 May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``delivery`` eagerly; ``http_client`` only inside
 ``Client.connect_http``, so that stdio clients do not import httpx2), ``protocol`` (result validation), the standard
@@ -12,6 +14,7 @@ library, anyio, pydantic and ``mcp_bindings``; never ``server`` (the two sides s
 This package re-exports the names a client author needs.
 """
 
+from .auth.errors import AuthorizationError
 from .client import Client, ClientContext
 from .client_support import (
     DEFAULT_MAX_PAGES,
@@ -45,6 +48,7 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "AnyClientHandlers",
     "AnyClientStub",
+    "AuthorizationError",
     "CapabilityError",
     "Client",
     "ClientContext",

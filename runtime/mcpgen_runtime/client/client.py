@@ -35,7 +35,9 @@ from ..jsonrpc.envelopes import JSONParams, JSONRPCError
 from ..jsonrpc.session import Session
 from ..jsonrpc.streams import MessageStream
 from ..transports.delivery import DEFAULT_MAX_MESSAGE_BYTES, AnswerGuard, SSEReconnect, undeliverable_reason
+from ..transports.http_client_auth import unauthorized_challenge
 from ..transports.stdio import open_subprocess_stream
+from .auth.errors import AuthorizationError
 from .client_support import (
     DEFAULT_MAX_PAGES,
     DEFAULT_REQUEST_TIMEOUT,
@@ -78,6 +80,8 @@ __all__ = ["Client", "ClientContext"]
 
 if TYPE_CHECKING:
     import httpx2  # only for the annotation: stdio clients never import it
+
+    from ..transports.http_client_auth import HTTPAuth
 
 logger = logging.getLogger(__name__)
 
@@ -240,6 +244,7 @@ class Client(ConveniencesMixin, ListsMixin):
         http_client: httpx2.AsyncClient | None = None,
         max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
         reconnect: SSEReconnect | None = None,
+        auth: HTTPAuth | None = None,
         **options: Any,
     ) -> AsyncIterator[Client]:
         """``connect`` to a streamable HTTP server at ``url`` (e.g. http://127.0.0.1:8000/mcp); ``options`` as for
@@ -248,6 +253,10 @@ class Client(ConveniencesMixin, ListsMixin):
         ``http_client`` (an ``httpx2.AsyncClient``) replaces the default one; ``max_message_bytes`` bounds one JSON
         body or SSE event; ``reconnect`` is how SSE streams the server closes early are resumed (handshake era only:
         2026-07-28 has no resumption). An exception raised in the ``async with`` body comes out as itself.
+
+        ``auth`` (an ``HTTPAuth``, e.g. ``client.auth.OAuthProvider``) adds its headers to every request and is
+        asked to authorize on a 401 / 403 ``insufficient_scope``; one it cannot resolve raises
+        ``AuthorizationError`` (with or without ``auth``).
         """
         from ..transports.http_client import open_http_stream  # only HTTP clients need httpx2
 
@@ -258,6 +267,7 @@ class Client(ConveniencesMixin, ListsMixin):
                 http_client=http_client,
                 max_message_bytes=max_message_bytes,
                 reconnect=reconnect,
+                auth=auth,
             ) as stream,
             cls.connect(stream, guard_answers=False, **options) as client,
         ):
@@ -520,7 +530,10 @@ class Client(ConveniencesMixin, ListsMixin):
             # The transport's own "arrived but cannot be delivered" error, not one the server sent.
             reason = undeliverable_reason(exc)
             if reason is None:
-                raise
+                refusal = unauthorized_challenge(exc.data)
+                if refusal is None:
+                    raise
+                raise AuthorizationError(method, refusal.status, refusal.scheme, refusal.params) from None
             raise MalformedResponseError(method, reason) from None
 
     def _check_version(self, message_type: type[Any]) -> VersionSpec:

@@ -74,6 +74,9 @@ class MCPApp:
             "max_requests_in_flight": options.get("max_requests_in_flight", DEFAULT_MAX_REQUESTS_IN_FLIGHT),
             "max_batch_size": options.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE),
         }
+        bind = getattr(server, "http_auth_options", None)  # binds auth= to the server's tool scopes
+        if bind is not None:
+            options = bind(options)
         self.http = StreamableHTTPApp(self._handler, path=_INNER_PATH, **options)
         # Serves the lifespan protocol when this app is the top-level one (starlette's Router does it right).
         self._lifespan_router = Router(lifespan=lambda _app: self.running())
@@ -163,6 +166,17 @@ class MCPApp:
             ready.set()
 
 
+class _MetadataApp:
+    """The endpoint's metadata documents as an ASGI app (an object, not a method: starlette's ``Route`` would take a
+    method for a request -> response function)."""
+
+    def __init__(self, http: StreamableHTTPApp) -> None:
+        self._http = http
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._http.metadata_endpoint(scope, receive, send)
+
+
 def mount_mcp(app: Starlette | Router, server: MountableServer, path: str = "/mcp", **options: Any) -> MCPApp:
     """Serve ``server`` at ``path`` of ``app`` (a Starlette or FastAPI app, or a Router) and run its session
     manager inside the app's lifespan; returns the ``MCPApp``.
@@ -180,6 +194,9 @@ def mount_mcp(app: Starlette | Router, server: MountableServer, path: str = "/mc
         raise TypeError(f"mount_mcp needs a Starlette or FastAPI app or a Router, not {type(app).__name__}")
     mcp_app = MCPApp(server, **options)
     router.routes.insert(0, Route(path, endpoint=mcp_app, name="mcp"))
+    # A protected endpoint's metadata documents (RFC 9728) are the parent's routes: they live at its root.
+    for metadata_path in getattr(mcp_app.http.auth, "metadata_paths", ()):
+        router.routes.insert(0, Route(metadata_path, endpoint=_MetadataApp(mcp_app.http), methods=["GET"]))
     parent_lifespan = router.lifespan_context
 
     @asynccontextmanager

@@ -45,6 +45,8 @@ from .mrtr import InputRequired
 if TYPE_CHECKING:
     from starlette.requests import Request as HTTPRequest  # only for the annotation: stdio servers never import it
 
+    from .auth.tokens import AccessToken
+
 __all__ = [
     "LOG_LEVELS",
     "AnyCreateMessageResult",
@@ -198,6 +200,19 @@ class Context(Generic[StateT]):
                 self._http_request = Request(scope)
         request: HTTPRequest | None = self._http_request
         return request
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The verified access token of the request (subject, client id, scopes, expiry, claims) when the server is
+        protected (``run_http(auth=BearerAuth(...))``, see ``server.auth``); None when it is not, and over stdio."""
+        current_scope = getattr(http_session, "current_http_scope", None)
+        scope = current_scope() if current_scope is not None else None
+        if scope is None:
+            return None
+        from ..transports.http_auth import AUTH_SCOPE_KEY  # an HTTP request: the transport is loaded already
+
+        identity: AccessToken | None = scope.get(AUTH_SCOPE_KEY)
+        return identity
 
     @property
     def headers(self) -> Mapping[str, str] | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, TypeVar, overload
 
 from .authoring import (
@@ -84,6 +84,7 @@ class Registry:
         self.logging = logging
         self.cache_hints: dict[str, CacheHint] = hints_with_defaults(cache_hints)
         self.tools: dict[str, ToolDef] = {}
+        self.tool_scopes: dict[str, frozenset[str]] = {}  # tool name -> scopes a call needs (server.auth)
         self.resources: dict[str, ResourceDef] = {}
         self.templates: dict[str, ResourceTemplateDef] = {}
         self.prompts: dict[str, PromptDef] = {}
@@ -108,6 +109,7 @@ class Registry:
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
         replace: bool = False,
+        scopes: Collection[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -121,6 +123,7 @@ class Registry:
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
         replace: bool = False,
+        scopes: Collection[str] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a tool (``@server.tool`` or ``@server.tool(...)``): name from the function (it must follow the
         spec's tool-name rules: 1-128 of ``A-Za-z0-9_.-``), description from its docstring, ``inputSchema`` from its
@@ -130,7 +133,9 @@ class Registry:
         model, a TypedDict, a dataclass or ``dict[str, T]`` (not a bare ``dict``: pass True for that); True forces
         it (any of these), False never. ``input_schema`` / ``output_schema``: JSON schemas published verbatim instead
         of the derived ones (see ``authoring.ToolDef.build`` for how arguments are then passed). ``replace``: replace
-        a tool of the same name instead of raising ``ValueError``.
+        a tool of the same name instead of raising ``ValueError``. ``scopes``: OAuth scopes a call of it needs on a
+        server protected by ``server.auth.BearerAuth`` (a token without them is answered 403 ``insufficient_scope``);
+        ignored by an unprotected server.
 
         A tool that returns a generated ``CallToolResult``, or is annotated ``-> CallToolResult`` and returns a dict,
         answers with that whole result, validated against the negotiated version (see ``authoring``); one that
@@ -155,6 +160,10 @@ class Registry:
                     "0-9, '_', '-' and '.'; pass name= with one"
                 )
             _add("tool", self.tools, tool.name, tool, replace)
+            if scopes:
+                self.tool_scopes[tool.name] = frozenset(scopes)
+            else:
+                self.tool_scopes.pop(tool.name, None)
             return fn
 
         if callable(name):  # @server.tool without parentheses
@@ -163,6 +172,7 @@ class Registry:
 
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
+        self.tool_scopes.pop(name, None)
 
     def resource(
         self,

@@ -182,17 +182,27 @@ class Server(Registry, Generic[StateT]):
         """Serve over streamable HTTP at http://host:port/mcp until cancelled; each HTTP session gets its own
         connection. Binds to 127.0.0.1 unless told otherwise. ``options`` (limits, timeouts, resumability): see
         ``transports.http_server.StreamableHTTPApp``; its per-session in-flight and batch limits also bound each
-        connection's own session."""
+        connection's own session. ``auth`` (None): a ``server.auth.BearerAuth`` that protects the endpoint with
+        bearer tokens (bound to this server's tool scopes), or any ``transports.http_auth.HTTPAuthenticator``."""
         from ..transports.http_server import run_http  # only HTTP servers need starlette and uvicorn
 
         limits = {
             "max_requests_in_flight": options.get("max_requests_in_flight", DEFAULT_MAX_REQUESTS_IN_FLIGHT),
             "max_batch_size": options.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE),
         }
+        options = self.http_auth_options(options)
         async with self.running():  # before the port is bound: one lifespan for every session, joined by each
             await run_http(
                 functools.partial(self.serve_stream, **limits), host, port, task_status=task_status, **options
             )
+
+    def http_auth_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` with its ``auth`` bound to this server's tool scopes (``server.auth.bind_auth``)."""
+        if options.get("auth") is None:
+            return options
+        from .auth import bind_auth  # only protected servers load it
+
+        return {**options, "auth": bind_auth(options["auth"], self.tool_scopes)}
 
     def run_http(
         self,

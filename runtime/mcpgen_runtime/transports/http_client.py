@@ -26,6 +26,11 @@ through ``param_headers``), no GET stream, no resumption, and cancellation by cl
 sending ``notifications/cancelled``. A 4xx body's JSON-RPC error keeps its ``data`` (a -32022 lists the server's
 versions there).
 
+Authorization plugs in through ``auth`` (``http_client_auth.HTTPAuth``): its headers go on every request; a 401, or
+a 403 ``insufficient_scope``, goes to it, and the request is sent again once it has authorized (``max_auth_retries``
+times at most); any 401/403 left unresolved (or with no hook) fails the request with the challenge in the error's
+data, which the typed client raises as ``AuthorizationError``.
+
 httpx2 is the HTTP client the official MCP SDK (``mcp>=2``) depends on; it is httpx under a new name.
 """
 
@@ -66,6 +71,7 @@ from .delivery import (
     strict_loads,
     undeliverable_frame,
 )
+from .http_client_auth import DEFAULT_MAX_AUTH_RETRIES, AuthChallenge, HTTPAuth
 from .mcp_headers import meta_protocol_version, standard_headers
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTPClientStream", "ParamHeaders", "SSEReconnect", "open_http_stream"]
@@ -126,8 +132,13 @@ class HTTPClientStream:
         close_timeout: float = 5.0,
         max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
         reconnect: SSEReconnect | None = None,
+        auth: HTTPAuth | None = None,
+        max_auth_retries: int = DEFAULT_MAX_AUTH_RETRIES,
     ) -> None:
         self.url = url
+        self.auth = auth
+        self._max_auth_retries = max_auth_retries
+        self._auth_headers: dict[str, str] = {}
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._client = client
@@ -249,7 +260,7 @@ class HTTPClientStream:
     # -- HTTP ------------------------------------------------------------------------------------------------------
 
     def _request_headers(self, accept: str = f"{JSON}, {SSE}") -> dict[str, str]:
-        headers = {**self._headers, "accept": accept}
+        headers = {**self._headers, **self._auth_headers, "accept": accept}
         if self.session_id is not None:
             headers[SESSION_ID_HEADER] = self.session_id
         if self.protocol_version is not None:
@@ -264,8 +275,33 @@ class HTTPClientStream:
             return True
         return False
 
+    async def _refresh_auth(self) -> None:
+        """Ask the auth hook for the current headers (it may refresh an expired token first)."""
+        if self.auth is not None:
+            self._auth_headers = dict(await self.auth.headers())
+
+    async def _post_headers(self, modern: dict[str, str] | None) -> dict[str, str]:
+        """The headers of a request POST (a modern one carries no session), with the auth hook's current ones."""
+        await self._refresh_auth()
+        if modern is None:
+            return {**self._request_headers(), "content-type": JSON}
+        return {**self._headers, **self._auth_headers, "accept": f"{JSON}, {SSE}", "content-type": JSON, **modern}
+
+    def _challenge(self, response: httpx2.Response, sent: Mapping[str, str]) -> AuthChallenge | None:
+        """The challenge of a 401 / 403 answer (None for any other answer)."""
+        if response.status_code not in (401, 403):
+            return None
+        return AuthChallenge.from_response(response, self.url, sent.get("authorization"))
+
+    async def _authorized(self, challenge: AuthChallenge) -> bool:
+        """Whether the auth hook authorized after this refusal: a plain 403 is one that no token can fix."""
+        if self.auth is None or (challenge.status == 403 and challenge.error != "insufficient_scope"):
+            return False
+        return await self.auth.on_challenge(challenge)
+
     async def _post_message(self, frame: bytes, invalid: bool) -> None:
         """POST notifications/responses: the server answers 202 and nothing else."""
+        await self._refresh_auth()
         headers = {**self._request_headers(), "content-type": JSON}
         try:
             response = await self._client.post(self.url, content=frame, headers=headers)
@@ -284,15 +320,20 @@ class HTTPClientStream:
         modern: dict[str, str] | None = None,
     ) -> None:
         failure: _Failure | None = (ErrorCode.CONNECTION_CLOSED, "connection closed before the response arrived")
-        if modern is None:
-            headers = {**self._request_headers(), "content-type": JSON}
-        else:
-            headers = {**self._headers, "accept": f"{JSON}, {SSE}", "content-type": JSON, **modern}
         position = _Position()
         with scope:
             try:
-                async with self._client.stream("POST", self.url, content=frame, headers=headers) as response:
-                    failure = await self._read_answer(response, ids, remaining, position, stateless=modern is not None)
+                for attempt in range(self._max_auth_retries + 1):
+                    headers = await self._post_headers(modern)
+                    async with self._client.stream("POST", self.url, content=frame, headers=headers) as response:
+                        if (challenge := self._challenge(response, headers)) is None:
+                            failure = await self._read_answer(
+                                response, ids, remaining, position, stateless=modern is not None
+                            )
+                            break
+                    if attempt == self._max_auth_retries or not await self._authorized(challenge):
+                        failure = challenge.failure()
+                        break
                 if failure is None and remaining and modern is not None:
                     # 2026-07-28 removed resumption: the request is lost (the caller may send it again).
                     failure = (ErrorCode.CONNECTION_CLOSED, "the response stream ended before the answer")
@@ -418,6 +459,7 @@ class HTTPClientStream:
     async def _reconnect_once(self, remaining: set[RequestId] | None, position: _Position) -> int:
         """One GET (with ``Last-Event-ID`` when there is one) whose messages are delivered; its HTTP status, or 0
         when it could not be made."""
+        await self._refresh_auth()
         headers = self._request_headers(accept=SSE)
         if position.last_event_id is not None:
             headers[LAST_EVENT_ID_HEADER] = position.last_event_id
@@ -520,15 +562,17 @@ async def open_http_stream(
     sse_read_timeout: float = 300.0,
     http_client: httpx2.AsyncClient | None = None,
     terminate_on_close: bool = True,
+    auth: HTTPAuth | None = None,
     **options: Any,
 ) -> AsyncIterator[HTTPClientStream]:
     """A ``MessageStream`` to the streamable HTTP MCP endpoint ``url`` (e.g. ``http://127.0.0.1:8000/mcp``).
 
-    ``headers`` go on every request (auth, for one). ``sse_read_timeout`` bounds the silence on an SSE stream;
-    ``http_client`` replaces the default client (its own timeouts then apply). ``options`` go to
-    ``HTTPClientStream`` (``max_message_bytes``, ``reconnect``, ``close_timeout``). On exit the session is ended
-    with DELETE (unless ``terminate_on_close`` is false). An exception raised in the ``async with`` body comes out
-    as itself, not wrapped in an ``ExceptionGroup`` by the task group that runs the POSTs.
+    ``headers`` go on every request. ``auth`` is the auth hook (an ``HTTPAuth``, e.g. ``client.auth.OAuthProvider``).
+    ``sse_read_timeout`` bounds the silence on an SSE stream; ``http_client`` replaces the default client (its own
+    timeouts then apply). ``options`` go to ``HTTPClientStream`` (``max_message_bytes``, ``reconnect``,
+    ``close_timeout``, ``max_auth_retries``). On exit the session is ended with DELETE (unless
+    ``terminate_on_close`` is false). An exception raised in the ``async with`` body comes out as itself, not
+    wrapped in an ``ExceptionGroup`` by the task group that runs the POSTs.
     """
     if http_client is None:
         client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, read=sse_read_timeout))
@@ -537,7 +581,9 @@ async def open_http_stream(
     body_error: BaseException | None = None
     try:
         async with anyio.create_task_group() as tg:
-            stream = HTTPClientStream(url, client, headers=headers, terminate_on_close=terminate_on_close, **options)
+            stream = HTTPClientStream(
+                url, client, headers=headers, terminate_on_close=terminate_on_close, auth=auth, **options
+            )
             await tg.start(stream._run)
             try:
                 yield stream

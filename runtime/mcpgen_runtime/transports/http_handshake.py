@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup
 from ..jsonrpc.envelopes import Batch, ErrorCode, Request
 from .event_store import EventStore
 from .http_asgi import JSON, SSE, Answer, DisconnectWatch, HTTPRequest, accepts, on_asyncio
+from .http_auth import AUTH_OWNER_KEY
 from .http_session import Channel, Event, HTTPSessionStream, InFlightBudget, _error_body
 from .http_sse import InlineSSE, SSEResponse, sse_bytes
 
@@ -245,6 +246,7 @@ class SessionEra:
         if len(self.sessions) + self._opening >= self._max_sessions:
             return self._error(503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: too many sessions")
         session = self._new_session()
+        session.owner = request.scope.get(AUTH_OWNER_KEY)  # only requests of the same owner reach it (http_auth)
         self._opening += 1
         established = False
         try:

@@ -52,11 +52,12 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..jsonrpc.envelopes import Batch, ErrorCode, Invalid, decode_frame
+from ..jsonrpc.envelopes import Batch, ErrorCode, Invalid, Request, decode_frame
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
 from .event_store import EventStore, InMemoryEventStore
 from .http_asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plain_text, route_path
+from .http_auth import AUTH_OWNER_KEY, AUTH_SCOPE_KEY, AuthRefusal, HTTPAuthenticator, metadata_answer, refusal_answer
 from .http_handshake import (
     PROTOCOL_VERSION_HEADER,
     SESSION_ID_HEADER,
@@ -128,6 +129,7 @@ class StreamableHTTPApp(SessionEra):
         event_store: EventStore | None = None,
         retry_interval: float = 1.0,
         max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
+        auth: HTTPAuthenticator | None = None,
     ) -> None:
         """Options (every limit and timeout has a default; sizes in bytes, times in seconds):
 
@@ -160,11 +162,16 @@ class StreamableHTTPApp(SessionEra):
           connection (clients wait that long before they reconnect).
         - ``max_listen_streams`` (100): ``subscriptions/listen`` streams open at once (they do not count as requests
           in flight); one more is refused (503).
+        - ``auth`` (None: unprotected): checks every request's credentials before anything else and serves the
+          authorization metadata documents (``http_auth``; the server layer's ``server.auth.BearerAuth`` is one).
+          A session is bound to the owner of the credentials that created it: another owner's request on it is
+          answered 404, as an unknown session.
 
         A client that disconnects from a stream it cannot resume (JSON answers, or no event id sent yet) has its
         requests cancelled, as if it had sent ``notifications/cancelled``; a resumable stream's requests go on.
         """
         self._handler = handler
+        self.auth = auth
         self.json_response = json_response
         self._origins = OriginCheck(allowed_hosts or LOCAL_HOSTS, allowed_origins)
         self._max_body_size = max_body_size
@@ -201,7 +208,10 @@ class StreamableHTTPApp(SessionEra):
         kind = scope["type"]
         if kind == "http":
             path = route_path(scope)
-            if path != self.path:
+            document = self.auth.metadata(path) if self.auth is not None and path != self.path else None
+            if document is not None:
+                await self._metadata(document, scope, receive, send)
+            elif path != self.path:
                 await plain_text(404, "Not Found")(scope, receive, send)
             elif scope["method"] not in METHODS:
                 await plain_text(405, "Method Not Allowed", {"Allow": ", ".join(METHODS)})(scope, receive, send)
@@ -260,9 +270,38 @@ class StreamableHTTPApp(SessionEra):
 
     # -- HTTP ------------------------------------------------------------------------------------------------------
 
+    async def metadata_endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The authorization metadata documents as an ASGI app (for a parent app to route: ``mount_mcp`` does)."""
+        document = self.auth.metadata(route_path(scope)) if self.auth is not None else None
+        if document is None:
+            await plain_text(404, "Not Found")(scope, receive, send)
+        else:
+            await self._metadata(document, scope, receive, send)
+
+    async def _metadata(self, document: Any, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] in ("GET", "HEAD"):
+            await metadata_answer(document)(scope, receive, send)
+        elif scope["method"] == "OPTIONS":  # a browser's CORS preflight
+            headers = {"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "GET"}
+            await Answer(b"", 204, headers)(scope, receive, send)
+        else:
+            await plain_text(405, "Method Not Allowed", {"Allow": "GET"})(scope, receive, send)
+
     async def _asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = HTTPRequest(scope, receive)
+        if self.auth is not None:
+            # Before anything else: nothing of an unauthenticated request is read, routed or answered.
+            verdict = await self.auth.authenticate(request.headers.get("authorization"))
+            if isinstance(verdict, AuthRefusal):
+                await refusal_answer(verdict)(scope, receive, send)
+                return
+            scope[AUTH_SCOPE_KEY], scope[AUTH_OWNER_KEY] = verdict.identity, verdict.owner
         session = self.sessions.get(request.headers.get(SESSION_ID_HEADER, ""))
+        if session is not None and session.owner != scope.get(AUTH_OWNER_KEY):
+            # Another identity's session (a leaked or guessed id): as unknown as an ended one.
+            message = "Not Found: unknown or ended session"
+            await self._error(404, ErrorCode.INVALID_REQUEST, message)(scope, receive, send)
+            return
         if session is None:
             response = await self._respond(request, in_session=False)
             if response is not None:
@@ -312,6 +351,14 @@ class StreamableHTTPApp(SessionEra):
         for item in items:
             if isinstance(item, Invalid):
                 return Answer(_error_body(item.code, item.message, item.id), 400, media_type=JSON)
+        if self.auth is not None:
+            identity = request.scope.get(AUTH_SCOPE_KEY)
+            for item in items:
+                if isinstance(item, Request):
+                    params = item.params if isinstance(item.params, dict) else None
+                    refusal = self.auth.authorize(identity, item.method, params)
+                    if refusal is not None:
+                        return refusal_answer(refusal, item.id)
 
         if not in_session and is_modern(request, decoded):
             return self.modern.post(request.scope, request, body, decoded)

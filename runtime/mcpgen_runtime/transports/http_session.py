@@ -238,6 +238,7 @@ class HTTPSessionStream:
         events and before the server ends a connection. ``budget``: the app's in-flight count, shared by its sessions.
         ``idle_timeout``: seconds without an HTTP request being served after which ``idle_scope`` is cancelled."""
         self.session_id = session_id
+        self.owner: str | None = None  # who created it, when the endpoint is protected (http_auth)
         # Prefix of this session's stream ids: a Last-Event-ID is replayed only to the session that was sent it.
         self.key = secrets.token_hex(8)
         self.protocol_version: str | None = None  # set once the handler has answered initialize

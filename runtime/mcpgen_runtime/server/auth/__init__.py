@@ -1,0 +1,55 @@
+"""Bearer-token protection of a streamable HTTP server (MCP basic/authorization, the resource server's side).
+
+Where it sits: in the ``server`` layer, imported only by servers that are protected (a stdio server never loads it,
+nor authlib's JOSE library). ``BearerAuth`` says what the server requires (``bearer``); a ``TokenVerifier`` checks
+the tokens (``jwt.JWTVerifier`` against the issuer's JWKS, ``introspection.IntrospectionVerifier`` with RFC 7662);
+the verified ``AccessToken`` is ``Context.auth`` in handlers::
+
+    auth = BearerAuth(
+        verifier=JWTVerifier(issuer="https://auth.example.com"),
+        resource="https://mcp.example.com/mcp",
+        authorization_servers=["https://auth.example.com"],
+        required_scopes=["mcp"],
+    )
+    server.run_http("0.0.0.0", 8000, auth=auth)
+
+``JWTVerifier`` is imported on first use, so that a server verifying by introspection does not need joserfc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .bearer import METADATA_PATH, BearerAuth, BearerAuthenticator
+from .introspection import IntrospectionVerifier
+from .tokens import AccessToken, InvalidTokenError, TokenVerifier
+
+if TYPE_CHECKING:
+    from .jwt import JWTVerifier
+
+__all__ = [
+    "METADATA_PATH",
+    "AccessToken",
+    "BearerAuth",
+    "BearerAuthenticator",
+    "IntrospectionVerifier",
+    "InvalidTokenError",
+    "JWTVerifier",
+    "TokenVerifier",
+    "bind_auth",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "JWTVerifier":
+        from .jwt import JWTVerifier
+
+        return JWTVerifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def bind_auth(auth: Any, tool_scopes: Mapping[str, Collection[str]]) -> Any:
+    """The transport's hook for the ``auth=`` option of a server: a ``BearerAuth`` bound to the server's tool
+    scopes; anything else (an ``http_auth.HTTPAuthenticator`` of your own) as it is."""
+    return auth.authenticator(tool_scopes) if isinstance(auth, BearerAuth) else auth

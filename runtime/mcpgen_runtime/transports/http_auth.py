@@ -1,0 +1,87 @@
+"""The streamable HTTP server's authorization hook: what the transport asks of whoever protects the endpoint.
+
+Where it sits: in the ``transports`` layer, used by ``http_server``; it imports nothing of the server layer, which
+provides the implementation (``server.auth.BearerAuth`` bound to a server). The transport calls it in three places:
+
+- ``metadata(path)`` for a GET of any path: a JSON document to serve there (RFC 9728 protected resource metadata at
+  ``/.well-known/oauth-protected-resource`` and its path-suffixed form), or None;
+- ``authenticate(authorization)`` before anything else of a request to the MCP endpoint (both eras, every method):
+  ``Authenticated`` (its ``identity`` is then in the ASGI scope under ``AUTH_SCOPE_KEY``, where ``Context.auth``
+  reads it, and its ``owner`` binds a session created by the request) or an ``AuthRefusal`` (401);
+- ``authorize(identity, method, params)`` for each request a POST carries, once decoded: None, or an ``AuthRefusal``
+  (403 ``insufficient_scope``, so that clients step up).
+
+A refusal is answered with its status, its ``WWW-Authenticate`` challenge and a JSON-RPC error body.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from .http_asgi import JSON, Answer
+
+__all__ = [
+    "AUTH_OWNER_KEY",
+    "AUTH_SCOPE_KEY",
+    "AuthRefusal",
+    "Authenticated",
+    "HTTPAuthenticator",
+    "metadata_answer",
+    "refusal_answer",
+]
+
+# Keys of the ASGI scope of an authenticated request (namespaced: starlette's AuthenticationMiddleware owns "auth").
+AUTH_SCOPE_KEY: Final = "mcpgen.auth"
+AUTH_OWNER_KEY: Final = "mcpgen.auth_owner"
+# JSON-RPC error code of a refusal's body (the HTTP status is what clients act on; the body says why).
+UNAUTHORIZED_CODE: Final = -32001
+
+
+@dataclass(frozen=True, slots=True)
+class Authenticated:
+    """A request whose credentials were verified: ``identity`` (what handlers see) and ``owner`` (a stable key of
+    who it is, e.g. issuer and subject: a session created with it accepts requests of that owner only)."""
+
+    identity: Any
+    owner: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuthRefusal:
+    """A request refused: ``status`` (401 or 403), ``challenge`` (the ``WWW-Authenticate`` value) and a message
+    for the JSON-RPC error body (never a secret: it is sent to the client)."""
+
+    status: int
+    challenge: str
+    message: str
+
+
+class HTTPAuthenticator(Protocol):
+    """What ``StreamableHTTPApp(auth=...)`` calls (see the module docstring)."""
+
+    def metadata(self, path: str) -> Mapping[str, Any] | None:
+        """The JSON document served at ``path`` (GET), or None if ``path`` is not one of them."""
+        ...
+
+    async def authenticate(self, authorization: str | None) -> Authenticated | AuthRefusal:
+        """Verify the ``Authorization`` header's value (None when the request had none)."""
+        ...
+
+    def authorize(self, identity: Any, method: str, params: Mapping[str, Any] | None) -> AuthRefusal | None:
+        """Whether ``identity`` may send request ``method`` with ``params`` (e.g. the scopes of a tool)."""
+        ...
+
+
+def refusal_answer(refusal: AuthRefusal, request_id: Any = None) -> Answer:
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": UNAUTHORIZED_CODE, "message": refusal.message}}
+    headers = {"WWW-Authenticate": refusal.challenge, "Cache-Control": "no-store"}
+    return Answer(json.dumps(body).encode(), refusal.status, headers, media_type=JSON)
+
+
+def metadata_answer(document: Mapping[str, Any]) -> Answer:
+    # Public metadata: any origin may read it (browser-based clients discover the authorization server this way).
+    headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "max-age=3600"}
+    return Answer(json.dumps(document).encode(), 200, headers, media_type=JSON)
