@@ -576,3 +576,14 @@ def test_jsonrpc_encode_frame_is_one_line_and_round_trips_lone_surrogates() -> N
     assert decode_frame(frame) == decode_frame(json.dumps(message))
     with pytest.raises(ValueError):
         encode_frame({"x": float("nan")})
+
+
+async def test_session_next_request_id_is_the_id_the_next_request_carries() -> None:
+    async def handler(method: str, params: JSONParams, context: RequestContext) -> dict[str, Any]:
+        return {"id": context.request_id}
+
+    async with session_pair({"request_handler": handler}) as (_, client, _, _):
+        for _ in range(3):
+            expected = client.next_request_id
+            assert (await client.request("echo-id", None)) == {"id": expected}
+        assert client.next_request_id == expected + 1

@@ -118,7 +118,7 @@ class ConveniencesMixin:
         # here, and the request is sent with no await in between, so no other request can take it first).
         return open_subscription(
             call,
-            self.session._next_id,
+            self.session.next_request_id,
             self.bindings,
             self._subscriptions,
             ack_timeout=ack_timeout,

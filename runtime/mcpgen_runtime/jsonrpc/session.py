@@ -190,6 +190,13 @@ class Session:
 
     # -- outgoing --------------------------------------------------------------------------------------------------
 
+    @property
+    def next_request_id(self) -> int:
+        """The id the next ``request`` will carry (ids count up from 1): a caller that must know its request's id
+        before sending it (``subscriptions/listen``, whose subscription id is that id) reads it right before the
+        call, with no await in between."""
+        return self._next_id
+
     async def request(
         self,
         method: str,
