@@ -25,23 +25,21 @@ from mcpgen.cli import main
 from mcpgen.json_input import MAX_NESTING, JsonInputError, parse_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from spec_fixtures import REPO_ROOT, VERSION, minimal_schema, sha256_hex, snapshot_tree, write_spec_dir
-from test_bad_input import (
+from bad_input_cases import (
     MANIFEST,
     MCPGEN,
     PATCH,
     SCHEMA,
     Builder,
     Case,
-    assert_refused,
-    assert_untouched,
     edit_manifest,
-    out_dir,
     raw_schema,
     schema_edit,
     then,
     with_patch,
 )
+from spec_fixtures import REPO_ROOT, VERSION, minimal_schema, sha256_hex, snapshot_tree, write_spec_dir
+from test_bad_input import assert_refused, assert_untouched, out_dir
 
 # Re-exported so that pytest finds the fixture here (an output dir holding a previous generation); listing it
 # also tells linters the import is used.
