@@ -100,34 +100,23 @@ class SessionEra:
             watchdog.cancel()
             session.terminate()
 
-    def _error(
-        self,
-        status: int,
-        code: int,
-        message: str,
-        session: HTTPSessionStream | None = None,
-        headers: dict[str, str] | None = None,
-        request_id: Any = None,
-    ) -> Answer:
-        return error_answer(status, code, message, session, headers, request_id)
-
     def _headers(self, session: HTTPSessionStream | None) -> dict[str, str]:
         return session_headers(session)
 
     def _find_session(self, request: HTTPRequest) -> HTTPSessionStream | Answer:
         session_id = request.headers.get(SESSION_ID_HEADER)
         if session_id is None:
-            return self._error(400, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+            return error_answer(400, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
         session = self.sessions.get(session_id)
         if session is None:
-            return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: unknown or ended session")
+            return error_answer(404, ErrorCode.INVALID_REQUEST, "Not Found: unknown or ended session")
         version = request.headers.get(PROTOCOL_VERSION_HEADER)
         # Spec (basic/transports, "Protocol Version Header"): 400 only for an invalid or unsupported version. A
         # supported one other than the negotiated is accepted, as both official SDKs do (the conformance suite
         # sends 2025-03-26 on sessions negotiated at 2025-11-25).
         if version is not None and version not in self._supported_versions:
             message = f"Bad Request: unsupported MCP-Protocol-Version {version!r}"
-            return self._error(400, ErrorCode.INVALID_REQUEST, message, session)
+            return error_answer(400, ErrorCode.INVALID_REQUEST, message, session)
         return session
 
     def _new_session(self) -> HTTPSessionStream:
@@ -162,14 +151,14 @@ class SessionEra:
             ids = [item.id for item in items if isinstance(item, Request)]
             duplicate = len(set(ids)) != len(ids) or any(i in session.by_id for i in ids)
         if duplicate:
-            return self._error(400, ErrorCode.INVALID_REQUEST, "Invalid Request: duplicate request id", session)
+            return error_answer(400, ErrorCode.INVALID_REQUEST, "Invalid Request: duplicate request id", session)
         if (refused := self._over_limits(session, len(ids), decoded)) is not None:
             return refused
         if not ids:  # notifications and responses only
             try:
                 await session.deliver(body, None)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: the session has ended")
+                return error_answer(404, ErrorCode.INVALID_REQUEST, "Not Found: the session has ended")
             await session.cancel_notified(items)
             return Answer(status=202, headers=self._headers(session))
 
@@ -193,11 +182,11 @@ class SessionEra:
                 async def work() -> None:
                     await session.deliver(body, stream, single, inline=True)
 
-                return InlineSSE(work, response, lambda: self._error(404, ErrorCode.INVALID_REQUEST, ended))
+                return InlineSSE(work, response, lambda: error_answer(404, ErrorCode.INVALID_REQUEST, ended))
             try:
                 await session.deliver(body, stream, single)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return self._error(404, ErrorCode.INVALID_REQUEST, ended)
+                return error_answer(404, ErrorCode.INVALID_REQUEST, ended)
             await session.cancel_notified(items)
             return response
 
@@ -209,7 +198,7 @@ class SessionEra:
                 # With one request the handler usually runs right here, and its answer is queued on return.
                 await session.deliver(body, stream, single, inline=True)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return self._error(404, ErrorCode.INVALID_REQUEST, ended)
+                return error_answer(404, ErrorCode.INVALID_REQUEST, ended)
             await session.cancel_notified(items)
             collected = await _collect(channel, watch)
         if collected is None:
@@ -217,7 +206,7 @@ class SessionEra:
         await session.connection_closed(stream, channel, client_gone=False)
         frames = [event.frame for event in collected if event.frame is not None]
         if not frames:
-            return self._error(404, ErrorCode.INVALID_REQUEST, "Not Found: the session ended before answering")
+            return error_answer(404, ErrorCode.INVALID_REQUEST, "Not Found: the session ended before answering")
         content = b"[" + b",".join(frames) + b"]" if stream.batch else frames[0]
         return Answer(content, 200, self._headers(session), media_type=JSON)
 
@@ -235,7 +224,7 @@ class SessionEra:
         message = f"Too many requests in flight: {whose} handles at most {limit} at once; retry later"
         logger.warning("session %s: %s", session.session_id, message)
         code = TOO_MANY_REQUESTS_IN_FLIGHT
-        return self._error(status, code, message, session, {"Retry-After": "1"}, request_id)
+        return error_answer(status, code, message, session, {"Retry-After": "1"}, request_id)
 
     async def _initialize(self, request: HTTPRequest, body: bytes, decoded: Request) -> _Answer:
         """A new session: it is kept (and its id sent) only if the handler answers ``initialize`` with success; a
@@ -244,7 +233,7 @@ class SessionEra:
         if self._tg is None:
             raise RuntimeError("StreamableHTTPApp needs its ASGI lifespan to run (uvicorn does; see run_http)")
         if len(self.sessions) + self._opening >= self._max_sessions:
-            return self._error(503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: too many sessions")
+            return error_answer(503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: too many sessions")
         session = self._new_session()
         session.owner = request.scope.get(AUTH_OWNER_KEY)  # only requests of the same owner reach it (http_auth)
         self._opening += 1
@@ -280,7 +269,7 @@ class SessionEra:
             return None
         frames = [event.frame for event in collected if event.frame is not None]
         if not frames:
-            return self._error(500, ErrorCode.INTERNAL_ERROR, "Internal error: the session ended before answering")
+            return error_answer(500, ErrorCode.INTERNAL_ERROR, "Internal error: the session ended before answering")
         headers = self._headers(session if established else None)
         if self.json_response:
             return Answer(frames[-1], 200, headers, media_type=JSON)
@@ -289,7 +278,7 @@ class SessionEra:
 
     async def _get(self, request: HTTPRequest) -> _Answer:
         if not accepts(request.headers.get("accept", ""))[1]:
-            return self._error(
+            return error_answer(
                 406, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept text/event-stream"
             )
         found = self._find_session(request)
@@ -300,7 +289,7 @@ class SessionEra:
         if last_event_id and self._event_store is not None:
             return await self._resume(session, last_event_id)
         if session.standalone_open:
-            return self._error(409, ErrorCode.INVALID_REQUEST, "Conflict: a GET stream is already open", session)
+            return error_answer(409, ErrorCode.INVALID_REQUEST, "Conflict: a GET stream is already open", session)
         channel = session.open_standalone()
 
         async def on_close(client_gone: bool) -> None:
@@ -320,7 +309,7 @@ class SessionEra:
             logger.exception("the event store failed to replay after %r", last_event_id)
         if replay is None or not session.owns(replay.stream_id):
             message = "Bad Request: unknown or expired Last-Event-ID"
-            return self._error(400, ErrorCode.INVALID_REQUEST, message, session)
+            return error_answer(400, ErrorCode.INVALID_REQUEST, message, session)
         prelude = [Event(event.message, event.event_id) for event in replay.events]
         stream = session.find_stream(replay.stream_id)
         if stream is None:  # done: its answer is in the replay

@@ -64,6 +64,7 @@ from .http_handshake import (
     TOO_MANY_REQUESTS_IN_FLIGHT,
     SessionEra,
     _Answer,
+    error_answer,
 )
 from .http_modern import DEFAULT_MAX_LISTEN_STREAMS, HANDSHAKE_ERA_VERSIONS, ModernEra, ModernExchange, is_modern
 from .http_session import HTTPSessionStream, InFlightBudget, _error_body
@@ -300,7 +301,7 @@ class StreamableHTTPApp(SessionEra):
         if session is not None and session.owner != scope.get(AUTH_OWNER_KEY):
             # Another identity's session (a leaked or guessed id): as unknown as an ended one.
             message = "Not Found: unknown or ended session"
-            await self._error(404, ErrorCode.INVALID_REQUEST, message)(scope, receive, send)
+            await error_answer(404, ErrorCode.INVALID_REQUEST, message)(scope, receive, send)
             return
         if session is None:
             response = await self._respond(request, in_session=False)
@@ -319,7 +320,7 @@ class StreamableHTTPApp(SessionEra):
     async def _respond(self, request: HTTPRequest, *, in_session: bool) -> _AnyAnswer:
         """``in_session``: the request names a live session (it is of the handshake era, whatever it says)."""
         if (problem := self._origins.problem(request)) is not None:
-            return self._error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {problem}")
+            return error_answer(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {problem}")
         if request.method == "POST":
             return await self._post(request, in_session)
         version = request.headers.get(PROTOCOL_VERSION_HEADER)
@@ -334,20 +335,20 @@ class StreamableHTTPApp(SessionEra):
         wants_json, wants_sse = accepts(request.headers.get("accept", ""))
         if not wants_json or not (wants_sse or self.json_response):
             message = "Not Acceptable: the client must accept both application/json and text/event-stream"
-            return self._error(406, ErrorCode.INVALID_REQUEST, message)
+            return error_answer(406, ErrorCode.INVALID_REQUEST, message)
         if not is_json(request.headers.get("content-type", "")):
-            return self._error(415, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: use application/json")
+            return error_answer(415, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: use application/json")
         body = await request.body(self._max_body_size)
         if body is None:
             message = f"Payload Too Large: the limit is {self._max_body_size} bytes"
-            return self._error(413, ErrorCode.INVALID_REQUEST, message)
+            return error_answer(413, ErrorCode.INVALID_REQUEST, message)
         decoded = decode_frame(body)
         if isinstance(decoded, Invalid):
             return Answer(_error_body(decoded.code, decoded.message, decoded.id), 400, media_type=JSON)
         items = decoded.items if isinstance(decoded, Batch) else (decoded,)
         if len(items) > self._max_batch_size:
             message = f"Invalid Request: a batch of {len(items)} messages (the limit is {self._max_batch_size})"
-            return self._error(400, ErrorCode.INVALID_REQUEST, message)
+            return error_answer(400, ErrorCode.INVALID_REQUEST, message)
         for item in items:
             if isinstance(item, Invalid):
                 return Answer(_error_body(item.code, item.message, item.id), 400, media_type=JSON)
