@@ -35,16 +35,17 @@ GENERATOR = ROOT / "generator" / "mcpgen"
 # CONTRIBUTING's "modules stay under ~600 lines", for every hand-written package.
 MAX_MODULE_LINES = 600
 
-# jsonrpc < {transports, protocol} < {server, client} < testing (a client and a server in one process) < the
-# package's __init__ (the public API).
+# jsonrpc < {transports, protocol} < scaleout (sessions, events and workers shared through Redis) < {server,
+# client} < testing (a client and a server in one process) < the package's __init__ (the public API).
 RUNTIME_LAYERS: Mapping[str, int] = {
     "jsonrpc": 0,
     "transports": 1,
     "protocol": 1,
-    "server": 2,
-    "client": 2,
-    "testing": 3,
-    "": 4,
+    "scaleout": 2,
+    "server": 3,
+    "client": 3,
+    "testing": 4,
+    "": 5,
 }
 # The runtime ships without the toolchain: a scaffolded server depends on mcpgen-runtime and the bindings only.
 TOOLCHAIN = frozenset({"mcpgen", "black", "jinja2", "click"})
@@ -341,11 +342,19 @@ def test_runtime_imports_only_its_declared_dependencies(runtime: ImportGraph) ->
     assert "mcp_bindings" in declared and not declared & TOOLCHAIN
     auth_only = declared_imports(pyproject, extra="auth") - declared
     assert auth_only, "the auth extra declares no library of its own"
-    problems = undeclared_imports(runtime, declared | auth_only)
+    redis_only = declared_imports(pyproject, extra="redis") - declared
+    assert redis_only == {"redis"}, "the redis extra declares redis-py (and nothing else)"
+    problems = undeclared_imports(runtime, declared | auth_only | redis_only)
     assert not problems, "\n".join(problems)
+    # The redis extra's library only inside the scaleout package: a server without Redis never imports it.
+    outside_scaleout = forbidden_imports(runtime, redis_only)
+    outside_scaleout = [problem for problem in outside_scaleout if ".scaleout." not in problem.split(": ", 1)[1]]
+    assert not outside_scaleout, "\n".join(outside_scaleout)
     # The auth extra's libraries only inside the auth packages: a server or client without OAuth never needs them.
     outside_auth = [
-        problem for problem in undeclared_imports(runtime, declared) if ".auth." not in problem.split(": ", 1)[1]
+        problem
+        for problem in undeclared_imports(runtime, declared | redis_only)
+        if ".auth." not in problem.split(": ", 1)[1]
     ]
     assert not outside_auth, "\n".join(outside_auth)
 

@@ -15,7 +15,8 @@ outcomes, below ``context``) and ``middleware`` (``IncomingRequest``, the chain 
 
 May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``http_session``, which needs neither starlette
 nor uvicorn, eagerly; ``http_server`` only inside ``Server.serve_http``, so that stdio servers do not import
-starlette and uvicorn), ``protocol`` (result validation), the standard library, anyio, pydantic and ``mcp_bindings``; never ``client`` (the two sides share only
+starlette and uvicorn), ``protocol`` (result validation), ``scaleout`` (only inside ``Server.serve_http`` and
+``run_options``, and only with a Redis URL: many workers sharing sessions, events and notifications through Redis), the standard library, anyio, pydantic and ``mcp_bindings``; never ``client`` (the two sides share only
 what is below them). The list above is the dependency order inside the layer.
 This package re-exports the names a server author needs.
 """

@@ -36,6 +36,7 @@ __all__ = [
     "http_options",
     "run_http",
     "run_stdio",
+    "scale_out_settings",
     "wildcard_warning",
 ]
 
@@ -162,6 +163,16 @@ def http_options(
     return completed
 
 
+def scale_out_settings(workers: int | None = None, redis: str | None = None, scale_out: Any = None) -> Any:
+    """The ``scaleout.ScaleOutSettings`` of a run: ``scale_out`` if given, else the environment (``MCPGEN_*``) with
+    ``workers`` and ``redis`` on top. Raises ``scaleout.settings.SettingsError`` (a ``ValueError``) for bad ones."""
+    from ..scaleout.settings import ScaleOutSettings  # standard library only
+
+    if scale_out is not None:
+        return scale_out
+    return ScaleOutSettings.from_env(workers=workers, redis_url=redis)
+
+
 def run_http(
     server: Servable,
     host: str = "127.0.0.1",
@@ -169,15 +180,57 @@ def run_http(
     *,
     log_level: str | int | None = DEFAULT_LOG_LEVEL,
     allowed_hosts_flag: str | None = None,
+    workers: int | None = None,
+    redis: str | None = None,
+    scale_out: Any = None,
     **options: Any,
 ) -> None:
     """What ``Server.run_http`` does: configure logging, serve ``server`` over streamable HTTP until interrupted,
     announcing its URL on stderr; ``allowed_hosts`` follows ``host`` (see ``http_options``; a command line passes
     the name of its option as ``allowed_hosts_flag``, for the warning). ``options``: those of ``Server.serve_http``.
+
+    ``workers`` / ``redis`` / ``scale_out``: see ``scale_out_settings``. With a Redis URL, sessions are shared
+    through Redis (``scaleout``); with more than one worker, ``scaleout.supervisor`` forks them, all on ``port``.
+    Bad settings, a bad URL or an unreachable Redis: one ``error:`` line on stderr and ``SystemExit(2)``.
     """
     configure_logging(log_level)
+    try:
+        settings = scale_out_settings(workers, redis, scale_out)
+        if settings.shared:
+            from ..scaleout.redis_client import check_redis  # only scaled-out servers need redis
+
+            check_redis(settings)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
     completed = http_options(host, options, allowed_hosts_flag=allowed_hosts_flag)
-    anyio.run(functools.partial(server.serve_http, host, port, **completed))
+    if not settings.shared:
+        anyio.run(functools.partial(server.serve_http, host, port, **completed))
+    elif settings.workers == 1:
+        anyio.run(functools.partial(server.serve_http, host, port, scale_out=settings, **completed))
+    else:
+        _run_workers(server, host, port, settings, completed)
+
+
+def _run_workers(server: Servable, host: str, port: int, settings: Any, options: dict[str, Any]) -> None:
+    from ..scaleout.supervisor import reserve_port, run_workers
+
+    announcer = options.pop("task_status")
+    reserved = reserve_port(host, port)  # OSError (a port that cannot be bound): as without workers
+    try:
+        port = reserved.getsockname()[1]
+        url_host = f"[{host}]" if ":" in host else host
+        announcer.started(f"http://{url_host}:{port}")
+        print(f"mcpgen: {settings.workers} workers, sharing sessions through Redis", file=sys.stderr, flush=True)
+
+        def serve(index: int) -> None:
+            anyio.run(functools.partial(server.serve_http, host, port, scale_out=settings, reuse_port=True, **options))
+
+        code = run_workers(serve, settings.workers)
+    finally:
+        reserved.close()
+    if code:
+        raise SystemExit(code)
 
 
 def run_stdio(server: Servable, *, log_level: str | int | None = DEFAULT_LOG_LEVEL, **options: Any) -> None:

@@ -6,7 +6,11 @@ start it too (``mcpgen client-config``). TARGET is ``path/to/server.py`` or a mo
 the current directory), either with ``:NAME`` for the ``Server`` object; without it, the module's ``server`` or its
 only ``Server``. The file is imported as a module, not run as ``__main__``, so its own ``main()`` does not run.
 
-Bad input (no such file or module, no ``Server`` in it, a port that cannot be bound) is one ``error:`` line on stderr
+``--workers N --redis URL`` run N worker processes on the port, sharing sessions through Redis (``scaleout``);
+``create_app`` is the same for an ASGI server's own workers (uvicorn ``--factory``).
+
+Bad input (no such file or module, no ``Server`` in it, a port that cannot be bound, bad scale-out settings or an
+unreachable Redis) is one ``error:`` line on stderr
 and exit code 2; an exception raised by the server's own code while it is imported shows its traceback first, since
 that is what its author needs. Ctrl-C (SIGINT) stops the server cleanly with exit code 0.
 """
@@ -27,12 +31,13 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Final
+from typing import Any, Final
 
+from .request_state import RequestStateCodec
 from .run_options import DEFAULT_LOG_LEVEL, LOG_LEVEL_NAMES, run_http, run_stdio
 from .server import Server
 
-__all__ = ["LoadError", "load_server", "main", "split_target"]
+__all__ = ["LoadError", "create_app", "load_server", "main", "split_target"]
 
 EXIT_BAD_INPUT: Final = 2
 PARENT_POLL_INTERVAL: Final = 0.5
@@ -149,6 +154,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-level", choices=LOG_LEVEL_NAMES, default=DEFAULT_LOG_LEVEL, help=f"(default: {DEFAULT_LOG_LEVEL})"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="HTTP: worker processes on the port; more than 1 needs --redis (default: MCPGEN_WORKERS, else 1)",
+    )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="HTTP: share sessions, events and notifications through this Redis, redis://host:port/db "
+        "(default: MCPGEN_REDIS_URL; other MCPGEN_* variables set the rest, see docs/deploy.md)",
+    )
     parser.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)  # set by `mcpgen dev`
     return parser
 
@@ -194,6 +211,8 @@ def run(argv: Sequence[str] | None = None) -> int:
                     log_level=args.log_level,
                     allowed_hosts_flag="--allowed-host",
                     allowed_hosts=args.allowed_host or None,
+                    workers=args.workers,
+                    redis=args.redis,
                 )
             except OSError as error:  # from binding the socket: the address is bad input
                 if not isinstance(error, socket.gaierror) and error.errno not in _BIND_ERRORS:
@@ -202,6 +221,47 @@ def run(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass  # Ctrl-C, or the parent went away: uvicorn has shut down already
     return 0
+
+
+def create_app() -> Any:
+    """An ASGI app for an ASGI server's own workers: ``MCPGEN_TARGET`` (a TARGET as above) served as one worker of
+    a scaled-out server configured by the ``MCPGEN_*`` variables (``scaleout.ScaleOutSettings.from_env``; a Redis
+    URL is required), accepting the Host names in ``MCPGEN_ALLOWED_HOSTS`` (comma-separated) besides the local ones:
+
+        MCPGEN_TARGET=server.py MCPGEN_REDIS_URL=redis://127.0.0.1:6379/0 MCPGEN_REQUEST_STATE_KEY=... \
+            uvicorn --factory mcpgen_runtime.server.runner:create_app --workers 4 --port 8000
+
+    The endpoint is ``/mcp``; the server's lifespan runs inside the app's (uvicorn's ``lifespan="on"``, its default
+    ``auto`` too)."""
+    from ..scaleout.broadcast import serve_broadcast
+    from ..scaleout.settings import ScaleOutSettings, SettingsError
+    from ..scaleout.shared_app import ScaleOutHTTPApp
+    from .run_options import allowed_hosts_for
+
+    target = os.environ.get("MCPGEN_TARGET")
+    if not target:
+        raise SettingsError("MCPGEN_TARGET: set it to the server to serve (path/to/server.py[:NAME] or a module)")
+    settings = ScaleOutSettings.from_env()
+    if not settings.shared:
+        raise SettingsError("MCPGEN_REDIS_URL: the workers of an ASGI server share sessions through Redis; set it")
+    server = load_server(target)
+    extra = [name for name in os.environ.get("MCPGEN_ALLOWED_HOSTS", "").split(",") if name.strip()]
+
+    async def start_worker(app: Any) -> None:
+        # One requestState key for every worker (configured, or shared through Redis), before any request.
+        codec = server.request_states
+        key = await app.shared_request_state_key()
+        server.request_states = RequestStateCodec(key, ttl=codec.ttl, max_bytes=codec.max_bytes)
+        # List changes to every worker's listen streams.
+        await app.task_group.start(serve_broadcast, server, app.redis, settings)
+
+    return ScaleOutHTTPApp(
+        server.serve_stream,
+        scale_out=settings,
+        around=server.running,
+        on_started=[start_worker],
+        allowed_hosts=allowed_hosts_for("", extra),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

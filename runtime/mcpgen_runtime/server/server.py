@@ -30,6 +30,7 @@ from .middleware import Middleware
 from .registry import Registry
 from .request_state import DEFAULT_MAX_REQUEST_STATE_BYTES, DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
 from .run_options import DEFAULT_LOG_LEVEL
+from .subscriptions import NotificationRelay
 
 if TYPE_CHECKING:
     from .asgi import MCPApp
@@ -77,6 +78,8 @@ class Server(Registry, Generic[StateT]):
             request_state_key, ttl=request_state_ttl, max_bytes=max_request_state_bytes
         )
         self.connections: set[ServerConnection] = set()  # the live ones, for change notifications
+        # Set by scaleout.broadcast: change notifications raised here reach the other workers' listen streams.
+        self.relay: NotificationRelay | None = None
         self.middleware_stack: list[Middleware] = []  # wrapped around every request, the first outermost
         enter = functools.partial(lifespan, self) if lifespan is not None else None
         self._lifespan: LifespanRunner[StateT] = LifespanRunner(name, enter)
@@ -118,6 +121,8 @@ class Server(Registry, Generic[StateT]):
         ``subscriptions/listen`` whose ``resourceSubscriptions`` name it)."""
         for connection in list(self.connections):
             await connection.notify_resource_updated(uri)
+        if self.relay is not None:
+            self.relay.publish("resources.subscribe", "notifications/resources/updated", {"uri": uri})
 
     def end_subscriptions(self) -> None:
         """End every open ``subscriptions/listen`` request gracefully (answered with its result), as at shutdown;
@@ -128,6 +133,8 @@ class Server(Registry, Generic[StateT]):
     async def _broadcast(self, capability: str, method: str) -> None:
         for connection in list(self.connections):
             await connection.notify(capability, method, None)
+        if self.relay is not None:
+            self.relay.publish(capability, method, None)
 
     # -- running --------------------------------------------------------------------------------------------------
 
@@ -183,9 +190,27 @@ class Server(Registry, Generic[StateT]):
         connection. Binds to 127.0.0.1 unless told otherwise. ``options`` (limits, timeouts, resumability): see
         ``transports.http_server.StreamableHTTPApp``; its per-session in-flight and batch limits also bound each
         connection's own session. ``auth`` (None): a ``server.auth.BearerAuth`` that protects the endpoint with
-        bearer tokens (bound to this server's tool scopes), or any ``transports.http_auth.HTTPAuthenticator``."""
+        bearer tokens (bound to this server's tool scopes), or any ``transports.http_auth.HTTPAuthenticator``.
+        ``scale_out`` (None): a ``scaleout.ScaleOutSettings`` with a Redis URL makes this process one worker of a
+        scaled-out server (``scaleout.shared_app.ScaleOutHTTPApp``: sessions, SSE events and answers shared through
+        Redis; its ``request_state_key``, or one the workers share in Redis, replaces this server's); ``reuse_port``:
+        other processes listen on the same port (``run_http(workers=N)`` starts them)."""
         from ..transports.http_server import run_http  # only HTTP servers need starlette and uvicorn
 
+        scale_out = options.pop("scale_out", None)
+        if scale_out is not None and scale_out.shared:
+            from ..scaleout.broadcast import serve_broadcast  # only scaled-out servers need redis
+            from ..scaleout.shared_app import ScaleOutHTTPApp
+
+            async def start_worker(app: Any) -> None:
+                # One requestState key for every worker (configured, or shared through Redis), before any request.
+                codec = self.request_states
+                key = await app.shared_request_state_key()
+                self.request_states = RequestStateCodec(key, ttl=codec.ttl, max_bytes=codec.max_bytes)
+                # List changes to every worker's listen streams.
+                await app.task_group.start(serve_broadcast, self, app.redis, scale_out)
+
+            options = {**options, "app_class": ScaleOutHTTPApp, "scale_out": scale_out, "on_started": [start_worker]}
         limits = {
             "max_requests_in_flight": options.get("max_requests_in_flight", DEFAULT_MAX_REQUESTS_IN_FLIGHT),
             "max_batch_size": options.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE),
@@ -210,11 +235,18 @@ class Server(Registry, Generic[StateT]):
         port: int = 8000,
         *,
         log_level: str | int | None = DEFAULT_LOG_LEVEL,
+        workers: int | None = None,
+        redis: str | None = None,
         **options: Any,
     ) -> None:
         """Blocking form of ``serve_http``: configures logging (stderr, ``log_level``), prints the URL it listens on,
-        and lets the allowed Host/Origin list follow ``host`` (see ``run_options.http_options``)."""
-        run_options.run_http(self, host, port, log_level=log_level, **options)
+        and lets the allowed Host/Origin list follow ``host`` (see ``run_options.http_options``).
+
+        ``workers`` (1) processes serve the port, sharing sessions through the Redis at ``redis`` (a URL; needed
+        for more than one worker); both default to the environment (``MCPGEN_WORKERS``, ``MCPGEN_REDIS_URL``, and
+        the other settings of ``scaleout.ScaleOutSettings``). Bad settings or an unreachable Redis: one error line
+        on stderr and exit code 2."""
+        run_options.run_http(self, host, port, log_level=log_level, workers=workers, redis=redis, **options)
 
     def run_stdio(self, *, log_level: str | int | None = DEFAULT_LOG_LEVEL, **options: Any) -> None:
         """Serve one client over this process's stdin/stdout (logs go to stderr at ``log_level``; stdout carries only

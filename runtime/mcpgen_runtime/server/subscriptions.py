@@ -4,7 +4,9 @@ modern client receives change notifications, tagged with ``io.modelcontextprotoc
 Where it sits: in the ``server`` layer, under ``connection`` (each ``ServerConnection`` has one ``Listeners``: the
 listen requests open on it) and beside ``modern`` (whose ``subscriptions/listen`` handler calls ``listen``).
 ``Server.notify_*`` reach every live connection, and each hands the notification to its listeners here as well as to
-its handshake-era client.
+its handshake-era client. With several workers (``scaleout.broadcast``), a ``Server`` also hands what it raises to
+its ``relay`` (a ``NotificationRelay``), and the notifications other workers raised arrive through ``deliver`` of the
+listeners of this worker; ``resync`` covers a gap in that feed.
 
 A listen request is answered with ``notifications/subscriptions/acknowledged`` first, carrying the subset of the
 requested filter the server honours (list changes of what it declares ``listChanged`` for; resource URIs when it
@@ -21,7 +23,7 @@ import functools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 
@@ -33,7 +35,7 @@ from .dispatch import declared
 from .errors import ProtocolError
 from .registry import Registry
 
-__all__ = ["LIST_CHANGED_FILTERS", "Listeners"]
+__all__ = ["LIST_CHANGED_FILTERS", "LIST_CHANGED_METHODS", "Listeners", "NotificationRelay"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +45,20 @@ LIST_CHANGED_FILTERS: Final = {
     "resources.listChanged": "resourcesListChanged",
 }
 """The capability a list-changed notification needs -> the filter field that opts in to it."""
+LIST_CHANGED_METHODS: Final = {
+    "tools.listChanged": "notifications/tools/list_changed",
+    "prompts.listChanged": "notifications/prompts/list_changed",
+    "resources.listChanged": "notifications/resources/list_changed",
+}
+"""The capability a list-changed notification needs -> its method."""
+
+
+class NotificationRelay(Protocol):
+    """Where a ``Server`` hands each change notification raised in this process, for the listen streams other
+    processes hold (``scaleout.broadcast.NotificationBroadcast``). ``publish`` must neither block nor raise: it is
+    called from whatever raised the notification (a tool call, a file watcher)."""
+
+    def publish(self, capability: str, method: str, params: Mapping[str, Any] | None) -> None: ...
 
 
 @dataclass
@@ -130,3 +146,12 @@ class Listeners:
                 await self._session().notify(method, tagged)
             except (SessionClosedError, RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 logger.debug("%s not sent to subscription %r: the connection is closed", method, request_id)
+
+    async def resync(self) -> None:
+        """Send each open subscription every list change it opted in to and an update of each resource it watches:
+        after a gap in the notifications from other workers (Redis was unreachable), when what changed meanwhile is
+        unknown. A needless change notification costs the client a re-list; a missed one leaves it a stale list."""
+        for capability, method in LIST_CHANGED_METHODS.items():
+            await self.deliver(capability, method, None)
+        for uri in sorted({uri for subscription in list(self._open.values()) for uri in subscription.uris}):
+            await self.deliver("resources.subscribe", "notifications/resources/updated", {"uri": uri})

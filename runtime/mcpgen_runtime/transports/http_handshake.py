@@ -79,6 +79,15 @@ class SessionEra:
     sessions: dict[str, HTTPSessionStream]
     _opening: int
     _tg: TaskGroup | None
+    # Whether sessions live in a store shared with other workers (scaleout.shared_app overrides what follows).
+    shares_sessions: bool = False
+
+    async def _shared_session(
+        self, session_id: str, local: HTTPSessionStream | None
+    ) -> HTTPSessionStream | Answer | None:
+        """The session ``session_id`` for a request that names it: ``local`` (this worker's copy), restored from the
+        shared store, None when it has ended or expired everywhere, or the answer when the store fails."""
+        return local
 
     async def _run_handler(self, session: HTTPSessionStream) -> None:
         watchdog = anyio.CancelScope()
@@ -334,9 +343,13 @@ class SessionEra:
 
         return SSEResponse(channel, self._headers(session), self._ping_interval, on_close, prelude=prelude, skip=skip)
 
-    def _delete(self, request: HTTPRequest) -> Answer:
+    async def _delete(self, request: HTTPRequest) -> Answer:
         found = self._find_session(request)
         if isinstance(found, Answer):
             return found
-        found.terminate()
+        await self._end_session(found)
         return Answer(status=200, headers=self._headers(found))
+
+    async def _end_session(self, session: HTTPSessionStream) -> None:
+        """A DELETE ends ``session`` (everywhere, when it is shared)."""
+        session.terminate()

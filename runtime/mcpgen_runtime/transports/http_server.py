@@ -12,7 +12,9 @@ endpoint:
   version, or whose request carries the ``_meta`` protocol version (without a session), is one request on a
   ``OneShotStream`` of its own, answered and forgotten; GET and DELETE of that era are 405.
 
-A request carrying the id of a live session is always that session's (its rules unchanged). SSE encoding and the
+A request carrying the id of a live session is always that session's (its rules unchanged). With
+``shares_sessions`` (a subclass: ``scaleout.shared_app.ScaleOutHTTPApp``), sessions live in a store several workers
+share: a request for a session this worker does not hold asks ``_shared_session`` for it (restored, or None: 404). SSE encoding and the
 SSE response are in ``http_sse``; resumability's storage in ``event_store``.
 
 Routing the handler's outgoing frames of a session: a response goes to the stream of the POST that carried its
@@ -297,7 +299,15 @@ class StreamableHTTPApp(SessionEra):
                 await refusal_answer(verdict)(scope, receive, send)
                 return
             scope[AUTH_SCOPE_KEY], scope[AUTH_OWNER_KEY] = verdict.identity, verdict.owner
-        session = self.sessions.get(request.headers.get(SESSION_ID_HEADER, ""))
+        session_id = request.headers.get(SESSION_ID_HEADER, "")
+        session = self.sessions.get(session_id)
+        if self.shares_sessions and session_id:
+            # Sessions live in a store shared by several workers (scaleout): restore, or check it still lives.
+            shared = await self._shared_session(session_id, session)
+            if isinstance(shared, Answer):
+                await shared(scope, receive, send)
+                return
+            session = shared
         if session is not None and session.owner != scope.get(AUTH_OWNER_KEY):
             # Another identity's session (a leaked or guessed id): as unknown as an ended one.
             message = "Not Found: unknown or ended session"
@@ -329,7 +339,7 @@ class StreamableHTTPApp(SessionEra):
             return plain_text(405, "Method Not Allowed", {"Allow": "POST"})
         if request.method == "GET":
             return await self._get(request)
-        return self._delete(request)
+        return await self._delete(request)
 
     async def _post(self, request: HTTPRequest, in_session: bool) -> _AnyAnswer:
         wants_json, wants_sse = accepts(request.headers.get("accept", ""))
@@ -372,14 +382,23 @@ async def run_http(
     port: int = 8000,
     *,
     shutdown_timeout: float = 5.0,
+    reuse_port: bool = False,
+    app_class: type[StreamableHTTPApp] | None = None,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
     """Serve ``handler`` over streamable HTTP at ``http://host:port/mcp`` until cancelled. ``options``: those of
-    ``StreamableHTTPApp`` (limits, timeouts, resumability, Host/Origin checks; each has a default).
-    ``shutdown_timeout`` (5): on cancellation, how long uvicorn may finish its connections (see ``serve_app``).
-    ``await task_group.start(run_http, handler, "127.0.0.1", 0)`` gives the base URL."""
-    app = StreamableHTTPApp(handler, **options)
+    ``StreamableHTTPApp`` (limits, timeouts, resumability, Host/Origin checks; each has a default), or of
+    ``app_class`` (a subclass: ``scaleout.shared_app.ScaleOutHTTPApp``). ``shutdown_timeout`` (5): on
+    cancellation, how long uvicorn may finish its connections; ``reuse_port``: several processes listen on the port
+    (see ``serve_app``). ``await task_group.start(run_http, handler, "127.0.0.1", 0)`` gives the base URL."""
+    app = (app_class or StreamableHTTPApp)(handler, **options)
     await serve_app(
-        app, host, port, before_shutdown=app.close_sessions, shutdown_timeout=shutdown_timeout, task_status=task_status
+        app,
+        host,
+        port,
+        before_shutdown=app.close_sessions,
+        shutdown_timeout=shutdown_timeout,
+        reuse_port=reuse_port,
+        task_status=task_status,
     )

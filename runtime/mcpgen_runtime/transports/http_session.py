@@ -232,15 +232,21 @@ class HTTPSessionStream:
         retry_ms: int = 1000,
         budget: InFlightBudget | None = None,
         idle_timeout: float | None = None,
+        key: str | None = None,
+        stream_tag: str = "",
     ) -> None:
         """``backlog``: server->client messages kept for a standalone GET stream while none is open (oldest dropped
-        first). ``event_store``: makes SSE streams resumable. ``retry_ms``: the SSE ``retry`` sent with priming
-        events and before the server ends a connection. ``budget``: the app's in-flight count, shared by its sessions.
-        ``idle_timeout``: seconds without an HTTP request being served after which ``idle_scope`` is cancelled."""
+        first; 0: none, when the event store is that backlog). ``event_store``: makes SSE streams resumable.
+        ``retry_ms``: the SSE ``retry`` sent with priming events and before the server ends a connection. ``budget``:
+        the app's in-flight count, shared by its sessions. ``idle_timeout``: seconds without an HTTP request being
+        served after which ``idle_scope`` is cancelled. ``key`` (random): the prefix of the session's stream ids;
+        ``stream_tag``: put before the number of each POST's stream (workers sharing a session's streams each use
+        their own, so that their stream ids differ)."""
         self.session_id = session_id
         self.owner: str | None = None  # who created it, when the endpoint is protected (http_auth)
         # Prefix of this session's stream ids: a Last-Event-ID is replayed only to the session that was sent it.
-        self.key = secrets.token_hex(8)
+        self.key = key if key is not None else secrets.token_hex(8)
+        self._stream_tag = stream_tag
         self.protocol_version: str | None = None  # set once the handler has answered initialize
         self.initialize_id: RequestId | None = None
         self.event_store, self.retry_ms = event_store, retry_ms
@@ -317,6 +323,11 @@ class HTTPSessionStream:
         finally:
             self.leave_busy()
 
+    @property
+    def idle(self) -> bool:
+        """No HTTP request of this session is being served and none of its requests is in flight."""
+        return not self._busy and not self.by_id
+
     def enter_busy(self) -> None:
         """``busy`` without the context manager (the per-request path): pair with ``leave_busy``."""
         self._busy += 1
@@ -354,7 +365,7 @@ class HTTPSessionStream:
     ) -> ResponseStream:
         """The stream for a POST carrying the requests ``ids`` (now in flight); ``http_scope``: that POST's."""
         self._stream_count += 1
-        stream_id = f"{self.key}.{self._stream_count}"
+        stream_id = f"{self.key}.{self._stream_tag}{self._stream_count}"
         stream = ResponseStream(
             stream_id, ids, sse=sse, stored=stored, batch=batch, retry_ms=self.retry_ms, http_scope=http_scope
         )
@@ -491,7 +502,7 @@ class HTTPSessionStream:
     async def _emit(self, stream: ResponseStream, frame: bytes) -> None:
         event_id = await self._store(stream, frame) if stream.stored and stream.sse else None
         event = Event(frame, event_id)
-        if not stream.push(event) and stream is self.standalone and not self.terminated:
+        if not stream.push(event) and stream is self.standalone and not self.terminated and self._backlog.maxlen:
             if len(self._backlog) == self._backlog.maxlen:
                 logger.warning("session %s: no GET stream, dropping the oldest queued server message", self.session_id)
             self._backlog.append(event)
@@ -529,7 +540,13 @@ class HTTPSessionStream:
                 logger.debug("response to %r dropped: its stream is gone", message.id)
             else:
                 await self._answer(stream, message.id, frame)
-        elif isinstance(message, Request | Notification) and context is not None and context.sse and not context.done:
+        elif (
+            isinstance(message, Request | Notification)
+            and context is not None
+            and context.sse
+            and not context.done
+            and self._streams.get(context.stream_id) is context  # not another session's (Server.notify_* in a tool)
+        ):
             await self._emit(context, frame)
         else:
             await self._emit(self.standalone, frame)

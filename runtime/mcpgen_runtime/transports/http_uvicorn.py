@@ -29,19 +29,23 @@ async def serve_app(
     *,
     before_shutdown: Callable[[], None] | None = None,
     shutdown_timeout: float = 5.0,
+    reuse_port: bool = False,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve an ASGI app with uvicorn until cancelled; ``task_status`` gets the base URL (``port=0``: a free port).
 
     We bind the socket ourselves so the port is known before uvicorn starts. On cancellation uvicorn is asked to
     exit and given ``shutdown_timeout`` to finish its connections (``before_shutdown`` first ends long-lived
-    streams, which uvicorn would otherwise wait for).
+    streams, which uvicorn would otherwise wait for). ``reuse_port``: SO_REUSEPORT, so that several processes (the
+    workers of ``scaleout.supervisor``) each listen on the same port and the kernel spreads connections over them.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose protocol says TCP, and without it
     # Nagle's algorithm meets the client's delayed ACK: ~40 ms added to every request on a keep-alive connection.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     bound_port = sock.getsockname()[1]
     # access_log=False: at log level warning nothing is logged per request anyway, but uvicorn would still build the

@@ -129,6 +129,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="HTTP: also accept requests for this host name (repeatable); needed with --host 0.0.0.0",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="HTTP: worker processes on the port; more than 1 needs --redis (default: MCPGEN_WORKERS, else 1)",
+    )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="HTTP: share sessions through this Redis, redis://host:port/db (default: MCPGEN_REDIS_URL)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=LOG_LEVEL_NAMES,
         default="info",
@@ -143,6 +154,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             # The Host check accepts local names, --host and each --allowed-host; a warning names the flag if needed.
             allowed_hosts=args.allowed_host,
             allowed_hosts_flag="--allowed-host",
+            # Several workers share sessions through Redis (MCPGEN_* variables set the rest); bad values exit 2.
+            workers=args.workers,
+            redis=args.redis,
         )  # prints "mcpgen: serving MCP on http://HOST:PORT/mcp" on stderr
     else:
         server.run_stdio(log_level=args.log_level)  # stdout carries the protocol, logs go to stderr

@@ -1,0 +1,129 @@
+"""The SSE event store on Redis: every worker stores and replays the same streams, so a client resumes a stream
+with ``Last-Event-ID`` on any worker, and a worker can follow ("tail") a stream another worker writes.
+
+Where it sits: in ``scaleout``, implementing ``transports.event_store.EventStore`` for ``shared_app``. One Redis
+stream per SSE stream (``KeyLayout.events``), trimmed to ``max_events_per_stream`` entries and expiring
+``event_ttl`` seconds after its last write. An entry is a message (field ``m``, the JSON-RPC frame), with ``end``
+when it is the stream's last (its answer: the tails stop), or only ``end`` (a DELETE ends a GET stream). Event ids
+are ``{stream id}/{entry id}``: unique (Redis makes entry ids grow), and enough to find the stream again; a priming
+event is not stored, its id is ``{stream id}/0-1``, before every entry.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import redis
+import redis.asyncio
+
+from ..transports.event_store import Replay, StoredEvent
+from ..transports.http_session import Channel, Event
+from .keys import KeyLayout
+from .settings import ScaleOutSettings
+
+__all__ = ["RedisEventStore", "split_event_id"]
+
+logger = logging.getLogger(__name__)
+
+_SEPARATOR: Final = "/"
+_ENTRY_ID: Final = re.compile(r"\d{1,20}-\d{1,20}")
+_MESSAGE, _END = b"m", b"end"
+_PRIMING_ENTRY: Final = "0-1"  # the entry id of every priming event: below any entry Redis makes
+# Entries read per round trip while replaying or tailing: a long backlog comes in pieces of this size.
+READ_BATCH: Final = 256
+
+
+def split_event_id(event_id: str) -> tuple[str, str] | None:
+    """(stream id, Redis entry id) of an event id this store issued; None for anything else."""
+    stream_id, _, entry = event_id.rpartition(_SEPARATOR)
+    if not stream_id or not _ENTRY_ID.fullmatch(entry):
+        return None
+    return stream_id, entry
+
+
+class RedisEventStore:
+    """``EventStore`` on Redis streams (see the module docstring). ``client`` runs commands; ``tail_client`` (its own
+    pool, see ``redis_client.open_redis``) the blocking reads of ``tail``."""
+
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        tail_client: redis.asyncio.Redis,
+        keys: KeyLayout,
+        settings: ScaleOutSettings,
+    ) -> None:
+        self._redis, self._tail_redis, self._keys = client, tail_client, keys
+        self._max_events, self._ttl = settings.max_events_per_stream, max(1, round(settings.event_ttl))
+        self._block_ms = max(1, round(settings.tail_block * 1000))
+
+    async def _add(self, stream_id: str, fields: dict[bytes, bytes]) -> str:
+        key = self._keys.events(stream_id)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.xadd(key, fields, maxlen=self._max_events, approximate=False)  # type: ignore[arg-type]
+            pipe.expire(key, self._ttl)
+            entry, _ = await pipe.execute()
+        return entry.decode() if isinstance(entry, bytes) else str(entry)
+
+    async def store(self, stream_id: str, message: bytes | None, *, last: bool = False) -> str:
+        """``EventStore.store``; ``last``: nothing will follow on the stream (its tails stop after this one)."""
+        if message is None:
+            # A priming event only names the start of its stream: an id below every entry's, no round trip.
+            return f"{stream_id}{_SEPARATOR}{_PRIMING_ENTRY}"
+        fields = {_MESSAGE: message, _END: b""} if last else {_MESSAGE: message}
+        return f"{stream_id}{_SEPARATOR}{await self._add(stream_id, fields)}"
+
+    async def end(self, stream_id: str) -> None:
+        """Mark ``stream_id`` done: every tail of it stops after what came before."""
+        await self._add(stream_id, {_END: b""})
+
+    async def exists(self, stream_id: str) -> bool:
+        return bool(await self._redis.exists(self._keys.events(stream_id)))
+
+    async def replay_after(self, last_event_id: str) -> Replay | None:
+        split = split_event_id(last_event_id)
+        if split is None:
+            return None
+        stream_id, entry = split
+        key = self._keys.events(stream_id)
+        events: list[StoredEvent] = []
+        start = f"({entry}"
+        while True:
+            entries: Any = await self._redis.xrange(key, min=start, max="+", count=READ_BATCH)
+            for entry_id, fields in entries:
+                if _MESSAGE in fields:
+                    events.append(StoredEvent(f"{stream_id}{_SEPARATOR}{entry_id.decode()}", fields[_MESSAGE]))
+            if len(entries) < READ_BATCH:
+                break
+            start = f"({entries[-1][0].decode()}"
+        if not events and entry != _PRIMING_ENTRY and not await self._redis.exists(key):
+            return None  # (a primed stream may have nothing stored yet)
+        return Replay(stream_id, events)
+
+    async def tail(
+        self, stream_id: str, after: str, channel: Channel, *, go_on: Callable[[str | None], Awaitable[bool]]
+    ) -> None:
+        """Push every event of ``stream_id`` after entry ``after`` ("0-0": from the start) into ``channel``, then
+        each new one as it is stored, until the stream's end marker, the channel closing, or ``go_on`` answering
+        False. ``go_on(last entry read, or None)`` is awaited after each read (one that brought entries, before they
+        are pushed, or one that waited ``tail_block`` in vain). The channel is closed on return; a Redis error ends the tail (the client
+        resumes, on this worker or another)."""
+        key, last = self._keys.events(stream_id), after
+        try:
+            while not channel.closed:
+                reply: Any = await self._tail_redis.xread({key: last}, count=READ_BATCH, block=self._block_ms)
+                entries = [(entry_id.decode(), fields) for _key, batch in reply or () for entry_id, fields in batch]
+                # Asked before anything is pushed: a GET stream taken over elsewhere sends nothing more here.
+                if not await go_on(entries[-1][0] if entries else None):
+                    return
+                for last, fields in entries:
+                    if _MESSAGE in fields:
+                        channel.push(Event(fields[_MESSAGE], f"{stream_id}{_SEPARATOR}{last}"))
+                    if _END in fields:
+                        return
+        except redis.RedisError:
+            logger.warning("tailing SSE stream %s from Redis failed; the client may resume", stream_id, exc_info=True)
+        finally:
+            channel.close()

@@ -1,0 +1,137 @@
+"""The configuration of a scaled-out server: how many workers, which Redis, the shared requestState key, the bounds.
+
+Every field can come from the environment (``ScaleOutSettings.from_env``), so a uvicorn/gunicorn command line, a
+container and the runtime's own ``--workers N --redis URL`` all configure the workers the same way: each worker
+process reads the same variables.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, Final
+
+__all__ = ["ENVIRONMENT", "ScaleOutSettings", "SettingsError"]
+
+# field name -> environment variable
+ENVIRONMENT: Final[Mapping[str, str]] = {
+    "redis_url": "MCPGEN_REDIS_URL",
+    "workers": "MCPGEN_WORKERS",
+    "request_state_key": "MCPGEN_REQUEST_STATE_KEY",
+    "key_prefix": "MCPGEN_REDIS_PREFIX",
+    "session_ttl": "MCPGEN_SESSION_TTL",
+    "event_ttl": "MCPGEN_EVENT_TTL",
+    "max_events_per_stream": "MCPGEN_MAX_EVENTS_PER_STREAM",
+    "redis_timeout": "MCPGEN_REDIS_TIMEOUT",
+    "max_redis_connections": "MCPGEN_MAX_REDIS_CONNECTIONS",
+    "max_stream_tails": "MCPGEN_MAX_STREAM_TAILS",
+    "tail_block": "MCPGEN_TAIL_BLOCK",
+    "max_sessions": "MCPGEN_MAX_SESSIONS",
+}
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message names the setting (and its environment variable)."""
+
+
+@dataclass(frozen=True)
+class ScaleOutSettings:
+    """What every worker of one deployment must agree on. Defaults are for one host; times in seconds.
+
+    - ``redis_url`` (None): ``redis://host:port/db`` (or ``rediss://``, ``unix://``). None: one worker, in memory.
+    - ``workers`` (1): worker processes on this host, all on one port. More than one needs ``redis_url``.
+    - ``request_state_key`` (None): the HMAC key of 2026-07-28 ``requestState`` tokens, shared by every worker so that
+      one worker accepts another's token (at least 32 bytes). None with ``redis_url``: the workers share a random key
+      they keep in Redis (``KeyLayout.request_state_key``, made by the first worker), so anyone who can read that
+      Redis can mint tokens; set one (from a secret store) to keep it out of Redis.
+    - ``key_prefix`` ("mcpgen"): the prefix of every Redis key and channel, so deployments can share one Redis.
+    - ``session_ttl`` (1800, the official SDK's idle timeout): a handshake-era session idle this long expires in
+      Redis (its keys carry the TTL, refreshed on use), and its id then answers 404 on every worker.
+    - ``event_ttl`` (600): how long a stored SSE event can be resumed with ``Last-Event-ID``.
+    - ``max_events_per_stream`` (1000): the events kept per SSE stream (oldest dropped first).
+    - ``redis_timeout`` (5): the socket timeout of every Redis command; a Redis that does not answer fails the request
+      with an error, never hangs it.
+    - ``max_redis_connections`` (50): the connection pool of each worker for commands; a command waits at most
+      ``redis_timeout`` for a free connection.
+    - ``max_stream_tails`` (100): SSE streams one worker serves from Redis at once (a GET stream, or a stream resumed
+      on a worker that does not hold it); each holds a connection of a pool of its own while it waits. One more is
+      refused with 503.
+    - ``tail_block`` (1): how long one read of a tailed stream waits for new events before it checks that the
+      session (or the worker that writes the stream) is still there.
+    - ``max_sessions`` (10000): handshake-era sessions alive in Redis over all workers; one more ``initialize`` is
+      refused with 503 (each worker also keeps at most ``StreamableHTTPApp``'s ``max_sessions`` in memory, dropping
+      idle local copies first).
+    """
+
+    redis_url: str | None = None
+    workers: int = 1
+    request_state_key: bytes | None = None
+    key_prefix: str = "mcpgen"
+    session_ttl: float = 1800.0
+    event_ttl: float = 600.0
+    max_events_per_stream: int = 1000
+    redis_timeout: float = 5.0
+    max_redis_connections: int = 50
+    max_stream_tails: int = 100
+    tail_block: float = 1.0
+    max_sessions: int = 10_000
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise SettingsError(f"workers ({ENVIRONMENT['workers']}) must be at least 1, not {self.workers}")
+        if self.workers > 1 and not self.redis_url:
+            raise SettingsError(
+                f"{self.workers} workers need a shared Redis: give --redis URL (or {ENVIRONMENT['redis_url']})"
+            )
+        if self.redis_url and self.request_state_key is not None and len(self.request_state_key) < 32:
+            raise SettingsError(f"the request-state key ({ENVIRONMENT['request_state_key']}) needs at least 32 bytes")
+        for name in ("session_ttl", "event_ttl", "redis_timeout", "tail_block"):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"{name} ({ENVIRONMENT[name]}) must be positive")
+        for name in ("max_events_per_stream", "max_redis_connections", "max_stream_tails", "max_sessions"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{name} ({ENVIRONMENT[name]}) must be at least 1")
+
+    @property
+    def shared(self) -> bool:
+        """Whether state lives in Redis (any number of workers) rather than in this process."""
+        return bool(self.redis_url)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ScaleOutSettings:
+        """Settings from ``environ`` (default ``os.environ``), then ``overrides`` (those that are not None) on top."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        types = {field.name: field.type for field in fields(cls)}
+        for name, variable in ENVIRONMENT.items():
+            raw = environ.get(variable)
+            if raw is None or raw == "":
+                continue
+            values[name] = _convert(name, variable, raw, str(types[name]))
+        settings = cls(**values)
+        chosen = {name: value for name, value in overrides.items() if value is not None}
+        return replace(settings, **chosen) if chosen else settings
+
+    def environment(self) -> dict[str, str]:
+        """These settings as environment variables (what a parent process hands its workers)."""
+        result: dict[str, str] = {}
+        for name, variable in ENVIRONMENT.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            result[variable] = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        return result
+
+
+def _convert(name: str, variable: str, raw: str, annotation: str) -> Any:
+    try:
+        if annotation.startswith("int"):
+            return int(raw)
+        if annotation.startswith("float"):
+            return float(raw)
+    except ValueError:
+        raise SettingsError(f"{variable}: {raw!r} is not a number") from None
+    if annotation.startswith("bytes"):
+        return raw.encode("latin-1") if raw.isascii() else raw.encode()
+    return raw
