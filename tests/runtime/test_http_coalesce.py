@@ -49,8 +49,8 @@ def test_a_fixed_length_head_goes_out_with_its_body() -> None:
     transport.write(HEAD)
     assert recording.writes == []
     transport.write(b"{}")
-    transport.write(b"")  # h11's end of message for a Content-Length body
-    assert recording.writes == [HEAD + b"{}", b""]
+    transport.write(b"")  # h11's end of message for a Content-Length body: nothing to write, no call made
+    assert recording.writes == [HEAD + b"{}"]
 
 
 def test_a_streamed_head_is_written_at_once() -> None:

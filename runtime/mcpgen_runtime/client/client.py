@@ -467,7 +467,11 @@ class Client(ConveniencesMixin, ListsMixin):
         capability = route.capability if route is not None else None
         if self._capabilities_known and capability is not None and not has_path(self.server_capabilities, capability):
             raise CapabilityError(method, capability)
-        raw = await self._call(method, params, timeout if timeout is not None else self.request_timeout, progress)
+        timeout = timeout if timeout is not None else self.request_timeout
+        if self._modern is None:  # the handshake era: sent as it is (what _call does, one call less)
+            raw = await self._send(method, params, timeout, progress)
+        else:
+            raw = await self._call(method, params, timeout, progress)
         try:
             return spec.package.parse_result(method, raw)
         except ValidationError as exc:

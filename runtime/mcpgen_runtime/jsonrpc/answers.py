@@ -8,9 +8,14 @@ state but its request handler and the context it hands that handler).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from types import TracebackType
+from typing import Any, Final, Protocol
 
 import anyio
 
@@ -26,9 +31,194 @@ from .envelopes import (
     success_response,
 )
 
-__all__ = ["Job", "Pending", "call_handler", "ignore_notification", "method_not_found"]
+__all__ = [
+    "Job",
+    "JobScope",
+    "Pending",
+    "TaskDeadline",
+    "TaskScope",
+    "call_handler",
+    "ignore_notification",
+    "method_not_found",
+]
 
 logger = logging.getLogger("mcpgen_runtime.jsonrpc.session")  # the session's log, where these were written
+
+
+class JobScope(Protocol):
+    """What a session needs of the scope a request's handler runs in: ``anyio.CancelScope``, or ``TaskScope``."""
+
+    @property
+    def cancel_called(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None: ...
+
+
+class TaskScope:
+    """The cancel scope of a request whose handler runs inline in a transport's task on asyncio (see
+    ``Session.dispatch_now``): ``cancel`` cancels that task, asyncio's way, and the exit swallows that cancellation
+    and only that one (the ``asyncio.timeout`` pattern: ``Task.uncancel`` against the count at entry).
+
+    Why not ``anyio.CancelScope``: entering and leaving one costs two ``current_task`` look-ups and anyio's per-task
+    bookkeeping, which for a task that serves one HTTP request is created and dropped every time; that was a few
+    per cent of the server's CPU per request. What is kept of anyio's semantics: an ``anyio.CancelScope(shield=True)``
+    the handler is in when the cancellation comes delays it until the handler has left the shielded block (anyio's
+    own bookkeeping is read for that, only then). The difference: the cancellation is delivered once (at the await
+    the handler is suspended in), not again at every later await inside the scope as anyio does; a handler that
+    swallows it may go on, and its answer is dropped as before (``cancel_called``)."""
+
+    __slots__ = ("_cancelled", "_cancelling", "_outer", "_task", "cancel_called")
+
+    def __init__(self) -> None:
+        self.cancel_called = False
+        self._cancelled = False  # the task was cancelled by this scope
+        self._task: asyncio.Task[Any] | None = None
+        self._cancelling = 0
+        self._outer: object = None  # the innermost anyio cancel scope of the task at entry
+
+    @staticmethod
+    def available() -> bool:
+        """Whether the running event loop is asyncio's (the only one TaskScope works on) and this anyio keeps its
+        per-task state where TaskScope can see shields; otherwise sessions use ``anyio.CancelScope`` itself, so a
+        future anyio layout costs speed, never the shield semantics."""
+        if _ANYIO_TASK_STATES is None:
+            return False
+        try:
+            return asyncio.current_task() is not None
+        except RuntimeError:
+            return False
+
+    def __enter__(self) -> TaskScope:
+        task = asyncio.current_task()
+        assert task is not None, "TaskScope is entered in an asyncio task"
+        self._task, self._cancelling = task, task.cancelling()
+        self._outer = _anyio_scope(task)
+        return self
+
+    def cancel(self) -> None:
+        if not self.cancel_called:
+            self.cancel_called = True
+            self._deliver()
+
+    def _deliver(self) -> None:
+        task = self._task
+        # Not the task itself (it is running, not suspended at an await of the handler): it sees cancel_called.
+        if task is None or self._cancelled or task is asyncio.current_task():
+            return
+        if _shielded(task, self._outer):
+            asyncio.get_running_loop().call_later(_SHIELD_RECHECK, self._deliver)
+            return
+        task.cancel()
+        self._cancelled = True
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        task, self._task = self._task, None
+        if task is None or not self._cancelled:
+            return None
+        # Ours was the one cancellation (nobody else cancelled the task meanwhile): it ends here.
+        remaining = task.uncancel()
+        return exc_type is not None and issubclass(exc_type, asyncio.CancelledError) and remaining <= self._cancelling
+
+
+# How often a cancellation held back by an anyio shield looks again whether the handler has left it.
+_SHIELD_RECHECK: Final = 0.005
+
+
+def _anyio_scope(task: asyncio.Task[Any]) -> object:
+    """The innermost anyio cancel scope ``task`` is in, from anyio's own bookkeeping (None when it has none, or when
+    this anyio keeps it elsewhere: then shields are not seen)."""
+    state = _ANYIO_TASK_STATES.get(task) if _ANYIO_TASK_STATES is not None else None
+    return getattr(state, "cancel_scope", None)
+
+
+def _shielded(task: asyncio.Task[Any], outer: object) -> bool:
+    """Whether ``task`` is in a shielded anyio cancel scope entered since ``outer`` was its innermost one."""
+    scope = _anyio_scope(task)
+    while scope is not None and scope is not outer:
+        if getattr(scope, "_shield", False):
+            return True
+        scope = getattr(scope, "_parent_scope", None)
+    return False
+
+
+_ANYIO_TASK_STATES: Mapping[asyncio.Task[Any], object] | None
+try:  # anyio's per-task state on asyncio (private: read only, and only to see shields; see TaskScope)
+    from anyio._backends._asyncio import _task_states as _ANYIO_TASK_STATES
+except ImportError:  # pragma: no cover - another anyio layout
+    _ANYIO_TASK_STATES = None
+
+
+class TaskDeadline:
+    """``anyio.fail_after(timeout)`` for the task that enters it, on asyncio: at the deadline the task is cancelled
+    (asyncio's way) and the exit turns that cancellation, and only that one, into ``TimeoutError``. ``timeout`` None
+    or infinite: no deadline. What ``asyncio.timeout`` does, as a plain context manager (a session's request waits
+    in a ``with`` block); one timer, where anyio's deadline scope also looks the task up on entry and exit, which
+    was a good part of a client's CPU per call."""
+
+    __slots__ = ("_cancelling", "_expired", "_task", "_timer", "timeout")
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self._expired = False
+        self._task: asyncio.Task[Any] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._cancelling = 0
+
+    def __enter__(self) -> TaskDeadline:
+        timeout = self.timeout
+        if timeout is not None and not math.isinf(timeout):
+            task = asyncio.current_task()
+            assert task is not None, "TaskDeadline is entered in an asyncio task"
+            self._task, self._cancelling = task, task.cancelling()
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_at(loop.time() + max(timeout, 0.0), self._expire)
+        return self
+
+    def _expire(self) -> None:
+        assert self._task is not None
+        self._expired = True
+        self._task.cancel()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if not self._expired:
+            return None
+        assert self._task is not None
+        if self._task.uncancel() <= self._cancelling and exc_type is not None:
+            if issubclass(exc_type, asyncio.CancelledError):
+                raise TimeoutError from exc
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Primitives:
+    """What a session makes per request, by event loop: the scope of a request handled inline (``dispatch_now``),
+    the deadline of an outgoing request, and the event its answer sets. On asyncio, ``TaskScope``,
+    ``TaskDeadline`` and ``asyncio.Event`` (anyio's versions look the task or the backend up each time, which for
+    a client was a good part of its CPU per call); anyio's anywhere else."""
+
+    inline_scope: Callable[[], JobScope]
+    deadline: Callable[[float | None], AbstractContextManager[Any]]
+    event: Callable[[], anyio.Event | asyncio.Event]
+
+    @staticmethod
+    def for_running_loop() -> Primitives:
+        return _ASYNCIO if TaskScope.available() else ANYIO
+
+
+ANYIO: Final = Primitives(anyio.CancelScope, anyio.fail_after, anyio.Event)
+_ASYNCIO: Final = Primitives(TaskScope, TaskDeadline, asyncio.Event)
 
 
 @dataclass(slots=True)
@@ -36,14 +226,16 @@ class Job:
     """An accepted incoming request; ``scope`` is what ``notifications/cancelled`` cancels."""
 
     request: Request
-    scope: anyio.CancelScope
+    scope: JobScope
 
 
 @dataclass(slots=True)
 class Pending:
     """An outgoing request waiting for its response."""
 
-    event: anyio.Event = field(default_factory=anyio.Event)
+    # anyio.Event, or asyncio.Event on asyncio (the session's choice: anyio's wrapper costs a backend look-up per
+    # request, and its wait a second await); either has is_set, set and wait.
+    event: anyio.Event | asyncio.Event = field(default_factory=anyio.Event)
     result: dict[str, Any] | None = None
     error: BaseException | None = None
     # How many notifications had been queued when the response arrived: the caller waits until those are handled,

@@ -11,7 +11,9 @@ bindings.
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Final, TypeAlias, TypeGuard
@@ -33,6 +35,7 @@ __all__ = [
     "Response",
     "classify",
     "decode_frame",
+    "decode_value",
     "encode_frame",
     "error_response",
     "is_request_id",
@@ -196,6 +199,21 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separato
 _ASCII_ENCODER: Final = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 
+def _not_serializable(value: object) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# _ENCODER's own C encoder, made once: JSONEncoder.encode builds one per call (and a dict for the circular check).
+# Arguments: markers (no circular check), default, string encoder, indent, key and item separators, sort_keys,
+# skipkeys, allow_nan. The pure-Python fallback (no C accelerator) is JSONEncoder's own.
+_C_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # not in the type stubs
+_encode_chunks: Final[Callable[[Any, int], Any]] = (
+    _C_MAKE_ENCODER(None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+    if _C_MAKE_ENCODER is not None
+    else lambda value, _level: _ENCODER.iterencode(value)
+)
+
+
 def _loads(text: str) -> Any:
     return _DECODER.decode(text)
 
@@ -210,6 +228,11 @@ def decode_frame(data: bytes | bytearray | str) -> Decoded:
         # ValueError covers JSONDecodeError, UnicodeDecodeError and over-long integer literals;
         # RecursionError comes from absurdly deep nesting.
         return Invalid(ErrorCode.PARSE_ERROR, STANDARD_MESSAGES[ErrorCode.PARSE_ERROR])
+    return decode_value(value)
+
+
+def decode_value(value: Any) -> Decoded:
+    """``decode_frame`` of a frame already parsed (as strictly as ``decode_frame`` parses) into ``value``."""
     if isinstance(value, list):
         if not value:
             return Invalid(ErrorCode.INVALID_REQUEST, "Invalid Request: empty batch")
@@ -227,24 +250,30 @@ def classify(value: Any) -> Message:
     if "method" not in value and ("result" in value or "error" in value):
         return _classify_response(value, usable_id)
 
-    def invalid(reason: str) -> Invalid:
-        return Invalid(ErrorCode.INVALID_REQUEST, f"Invalid Request: {reason}", usable_id)
-
-    if value.get("jsonrpc") != JSONRPC_VERSION:
-        return invalid('"jsonrpc" must be "2.0"')
-    if "method" not in value:
-        return invalid('missing "method"')
-    method = value["method"]
-    if not isinstance(method, str):
-        return invalid('"method" must be a string')
-    if "id" in value and usable_id is None:
-        return invalid('"id" must be a string or an integer')
+    method = value.get("method")
     params = value.get("params")
-    if "params" in value and not isinstance(params, dict | list):
-        return invalid('"params" must be an object or an array')
-    if usable_id is None:
-        return Notification(method, params)
-    return Request(usable_id, method, params)
+    # The well-formed request or notification, decided in one test (this runs for every incoming frame) ...
+    if (
+        type(method) is str
+        and value.get("jsonrpc") == JSONRPC_VERSION
+        and (usable_id is not None or "id" not in value)
+        and ((params is None and "params" not in value) or type(params) is dict or type(params) is list)
+    ):
+        return Notification(method, params) if usable_id is None else Request(usable_id, method, params)
+    # ... anything else, checked in order for the error that names the first thing wrong.
+    if value.get("jsonrpc") != JSONRPC_VERSION:
+        reason = '"jsonrpc" must be "2.0"'
+    elif "method" not in value:
+        reason = 'missing "method"'
+    elif not isinstance(method, str):
+        reason = '"method" must be a string'
+    elif "id" in value and usable_id is None:
+        reason = '"id" must be a string or an integer'
+    elif "params" in value and not isinstance(params, dict | list):
+        reason = '"params" must be an object or an array'
+    else:  # a str, dict or list subclass (only from Python callers): as valid as the plain types
+        return Notification(method, params) if usable_id is None else Request(usable_id, method, params)
+    return Invalid(ErrorCode.INVALID_REQUEST, f"Invalid Request: {reason}", usable_id)
 
 
 def _classify_response(value: dict[str, Any], usable_id: RequestId | None) -> Message:
@@ -309,7 +338,10 @@ def encode_frame(message: Any) -> bytes:
     Raises ``TypeError`` / ``ValueError`` for values JSON cannot carry (the session turns that into -32603).
     """
     try:
-        return _ENCODER.encode(message).encode("utf-8")
+        return "".join(_encode_chunks(message, 0)).encode("utf-8")
+    except RecursionError:
+        # Without the encoder's circular-reference check (it costs a dict per call), a cycle ends here.
+        raise ValueError("Circular reference detected (or nesting too deep for JSON)") from None
     except UnicodeEncodeError:
         # A lone surrogate (legal in a parsed JSON string, not in UTF-8): fall back to \\u escapes, which carry it.
         return _ASCII_ENCODER.encode(message).encode("ascii")

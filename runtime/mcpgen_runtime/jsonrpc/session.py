@@ -26,7 +26,7 @@ from typing import Any, Self
 import anyio
 from anyio.abc import TaskGroup
 
-from .answers import Job, Pending, call_handler, ignore_notification, method_not_found
+from .answers import ANYIO, Job, JobScope, Pending, Primitives, call_handler, ignore_notification, method_not_found
 from .context import (
     CANCELLED,
     PROGRESS,
@@ -51,6 +51,7 @@ from .envelopes import (
     RequestId,
     Response,
     decode_frame,
+    decode_value,
     encode_frame,
     error_response,
     is_request_id,
@@ -106,6 +107,7 @@ class Session:
         self._stream = stream
         # A transport with a task per incoming request may hand requests over directly (streams.Dispatcher).
         self._set_dispatcher, self._send_message_to = stream_extras(stream)
+        self._receive_parsed = getattr(stream, "receive_parsed", None)  # streams.ParsedReceiver
         self._request_handler = request_handler or method_not_found
         self._notification_handler = notification_handler or ignore_notification
         self._allow_batches = allow_batches
@@ -118,10 +120,11 @@ class Session:
         self._next_id = 1
         self._pending: dict[RequestId, Pending] = {}
         self._progress_callbacks: dict[RequestId, ProgressCallback] = {}
-        self._incoming: dict[RequestId, anyio.CancelScope] = {}
-        self._inline: set[anyio.CancelScope] = set()  # the scopes of requests running in a transport's task
+        self._incoming: dict[RequestId, JobScope] = {}
+        self._inline: set[JobScope] = set()  # the scopes of requests running in a transport's task
         self._send_lock = SendLock()
         self._new_scope: Callable[[], anyio.CancelScope] = anyio.CancelScope  # the backend's own class, once running
+        self._primitives: Primitives = ANYIO  # asyncio's own, once running on asyncio
         self._notifications_queued = 0
         self._notifications_handled = 0
         self._notification_handled = anyio.Event()
@@ -220,14 +223,15 @@ class Session:
         if progress_callback is not None:
             params, token = with_progress_token(params, request_id)
             self._progress_callbacks[token] = progress_callback
-        pending = Pending()
+        pending = Pending(self._primitives.event())
         self._pending[request_id] = pending
         try:
             try:
-                with anyio.fail_after(timeout):
+                with self._primitives.deadline(timeout):
                     await self._send_message(request_message(request_id, method, params))
                     await pending.event.wait()
-                    await self._wait_for_notifications(pending.notifications_before)
+                    if self._notifications_handled < pending.notifications_before:
+                        await self._wait_for_notifications(pending.notifications_before)
             except TimeoutError:
                 await self._send_cancelled(request_id, f"Request timed out after {timeout} seconds")
                 raise
@@ -268,11 +272,16 @@ class Session:
     async def _send_frame(self, frame: bytes, message: Any = None) -> None:
         """Write ``frame``; ``message``, the value it encodes (if the caller has it), goes along to a transport
         that takes it (``send_message``), which then need not parse the frame."""
-        async with self._send_lock:
+        lock = self._send_lock
+        if not lock.try_acquire():
+            await lock.__aenter__()  # another frame is being written: wait for our turn
+        try:
             if message is not None and self._send_message_to is not None:
                 await self._send_message_to(frame, message)
             else:
                 await self._stream.send(frame)
+        finally:
+            lock.release()
 
     async def _send_cancelled(self, request_id: RequestId, reason: str) -> None:
         # Shielded: this runs exactly when the caller's task is being cancelled, and the peer must still hear of it.
@@ -295,6 +304,7 @@ class Session:
                 self._tg = tg
                 # anyio.CancelScope() looks the async library up on every call; its concrete class does not.
                 self._new_scope = type(anyio.CancelScope())
+                self._primitives = Primitives.for_running_loop()
                 self._spawn(self._notification_worker)
                 if self._set_dispatcher is not None:
                     self._set_dispatcher(self)
@@ -319,7 +329,10 @@ class Session:
             # Back-pressure: with the in-flight limit reached and as many requests waiting, read nothing more.
             await self._admission.wait_for_room()
             try:
-                frame = await self._stream.receive()
+                if self._receive_parsed is not None:
+                    frame, value = await self._receive_parsed()
+                else:
+                    frame, value = await self._stream.receive(), None
             except FrameTooLarge as exc:
                 logger.warning("%s", exc)
                 message = f"Invalid Request: frame larger than {exc.limit} bytes"
@@ -331,7 +344,7 @@ class Session:
                 logger.info("stream closed while receiving: %r", exc)
                 return
             try:
-                self._dispatch(frame)
+                self._dispatch(frame, value)
             except Exception:
                 # A bug in our own dispatch: keep serving rather than let one frame take the connection down.
                 logger.exception("internal error while dispatching an incoming frame")
@@ -347,7 +360,7 @@ class Session:
         admission = self._admission
         if self._tg is None or self._closing or admission.waiting or admission.running >= admission.limit:
             return False
-        outcome = self._accept(request)
+        outcome = self._accept(request, inline)
         if not isinstance(outcome, Job):
             if outcome is not None:  # a duplicate id: answered as the receive loop would
                 self._answer_now(outcome)
@@ -416,8 +429,9 @@ class Session:
         if self._active == 0:
             self._idle.set()
 
-    def _dispatch(self, frame: bytes) -> None:
-        decoded: Decoded = decode_frame(frame)
+    def _dispatch(self, frame: bytes, value: Any = None) -> None:
+        """``value``: the frame's JSON, when the stream parsed it already (``streams.ParsedReceiver``)."""
+        decoded: Decoded = decode_frame(frame) if value is None else decode_value(value)
         if isinstance(decoded, Batch):
             if not self._allow_batches:
                 message = "Invalid Request: JSON-RPC batches are not supported"
@@ -446,13 +460,14 @@ class Session:
         elif outcome is not None:
             self._answer_now(outcome)
 
-    def _accept(self, message: Message) -> Job | dict[str, Any] | None:
-        """Take one message: a job to run, an immediate answer, or None (nothing to answer)."""
+    def _accept(self, message: Message, inline: bool = False) -> Job | dict[str, Any] | None:
+        """Take one message: a job to run (``inline``: in the calling task, see ``dispatch_now``), an immediate
+        answer, or None (nothing to answer)."""
         if isinstance(message, Request):
             if message.id in self._incoming:
                 # Ids must be unique among in-flight requests; a duplicate cannot be cancelled or answered unambiguously.
                 return error_response(message.id, ErrorCode.INVALID_REQUEST, "Invalid Request: duplicate request id")
-            scope = self._new_scope()
+            scope = self._primitives.inline_scope() if inline else self._new_scope()
             self._incoming[message.id] = scope
             return Job(message, scope)
         if isinstance(message, Notification):

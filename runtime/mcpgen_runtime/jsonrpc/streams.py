@@ -17,7 +17,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from .envelopes import Request
 
-__all__ = ["Dispatcher", "FrameTooLarge", "MemoryMessageStream", "MessageStream", "SendLock", "memory_stream_pair"]
+__all__ = [
+    "Dispatcher",
+    "FrameTooLarge",
+    "MemoryMessageStream",
+    "MessageStream",
+    "ParsedReceiver",
+    "SendLock",
+    "memory_stream_pair",
+]
 
 
 @runtime_checkable
@@ -46,6 +54,14 @@ class Dispatcher(Protocol):
     """
 
     async def dispatch_now(self, request: Request, *, inline: bool) -> bool: ...
+
+
+class ParsedReceiver(Protocol):
+    """An optional extra of a ``MessageStream`` that parses incoming frames itself (the client's answer guard does,
+    to judge answers): ``receive_parsed`` is ``receive`` with the frame's JSON value, or ``None`` as the value when
+    the frame was not parsed, so that the session does not parse it a second time."""
+
+    async def receive_parsed(self) -> tuple[bytes, Any]: ...
 
 
 def stream_extras(stream: Any) -> tuple[Any, Any]:
@@ -82,6 +98,17 @@ class SendLock:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._release()
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free (True), without awaiting; give it back with ``release``. For a writer on the
+        per-request path, which saves the two coroutine calls of ``async with`` when nobody else is writing."""
+        if self._locked:
+            return False
+        self._locked = True
+        return True
+
+    def release(self) -> None:
         self._release()
 
     def _release(self) -> None:

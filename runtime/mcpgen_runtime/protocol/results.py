@@ -15,9 +15,19 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["ResultValidationError", "as_result", "field_errors"]
+__all__ = ["ResultValidationError", "ValidResult", "as_result", "field_errors"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class ValidResult(dict[str, Any]):
+    """A result the runtime built itself in a shape that is valid, as it is, for the result model of every handshake
+    era version (e.g. a tool's text answered as one text block): answered without validating it into the model and
+    dumping it again, which cost more than the rest of a small ``tools/call``. (The modern era adds ``resultType``
+    and ``_meta`` to a copy, which it validates.) Only for JSON the runtime fully controls; anything a user's code
+    returned goes through ``as_result``."""
+
+    __slots__ = ()
 
 
 def field_errors(exc: ValidationError) -> list[dict[str, Any]]:

@@ -40,7 +40,7 @@ from urllib.parse import unquote
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ..protocol.results import field_errors
+from ..protocol.results import ValidResult, field_errors
 from .caching import CacheHint
 from .context import Context
 from .errors import ProtocolError, ToolError
@@ -245,14 +245,20 @@ class ToolDef:
             tool["outputSchema"] = self.output_json_schema
         return tool
 
+    def __post_init__(self) -> None:
+        # Looked up once, not per call (the per-request path of every tools/call).
+        self._is_coroutine = inspect.iscoroutinefunction(self.fn)
+        self._argument_names = tuple(self.arguments.model_fields)
+
     def _kwargs(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        given = dict(arguments or {})
+        given: Mapping[str, Any] = arguments if type(arguments) is dict else dict(arguments or {})
         rest: dict[str, Any] = {}
         if self.sig.var_keyword is not None:
             # **kwargs takes what the signature does not name, unvalidated; the named ones are validated as usual.
+            given = dict(given)
             rest = {key: given.pop(key) for key in list(given) if key not in self.arguments.model_fields}
-        values = self.arguments.model_validate(given)
-        return {**rest, **{name: getattr(values, name) for name in type(values).model_fields}}
+        values = self.arguments.__pydantic_validator__.validate_python(given)  # model_validate, minus its frames
+        return {**rest, **{name: getattr(values, name) for name in self._argument_names}}
 
     async def call(
         self, arguments: Mapping[str, Any] | None, context: Context | None
@@ -266,7 +272,7 @@ class ToolDef:
             problems = "; ".join(f"{'.'.join(d['loc']) or '(arguments)'}: {d['msg']}" for d in validation_details(exc))
             return _tool_error(f"Invalid arguments for tool {self.name!r}: {problems}")
         try:
-            value = await call_function(self.fn, kwargs)
+            value = await self.fn(**kwargs) if self._is_coroutine else await call_function(self.fn, kwargs)
         except ProtocolError:
             raise
         except ToolError as exc:
@@ -288,6 +294,9 @@ class ToolDef:
             # Older clients read content only: the same JSON as text (what the spec recommends).
             text = json.dumps(structured, ensure_ascii=False)
             return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
+        if type(value) is str:
+            # The commonest answer, a plain text: valid as it is in every handshake-era version (ValidResult).
+            return ValidResult(content=[{"type": "text", "text": value}], isError=False)
         return {"content": content_blocks(value), "isError": False}
 
 

@@ -27,7 +27,7 @@ The two eras (MCP 2026-07-28 basic/versioning), on any connection:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final
 
@@ -210,6 +210,9 @@ class ServerConnection:
         if self.middleware:
             incoming: IncomingRequest[Any] = IncomingRequest(method, params, context)
             return await run_chain(self.middleware, incoming, self._endpoint, self._finish)
+        if modern is None and self._handlers is not None and method in self._served and method != "initialize":
+            # The usual request of an initialized handshake-era connection: what _route would decide, one call less.
+            return await self._dispatch(self.stub.SERVER_ROUTES[method], params, context)
         return await self._route(method, params, context)
 
     async def _endpoint(self, incoming: IncomingRequest[Any]) -> dict[str, Any]:
@@ -274,9 +277,9 @@ class ServerConnection:
         returned = await handler(typed, context)
         # Handlers return the result model or a dict (what they build, or a tool's own CallToolResult): either way
         # it is validated here, once, against the negotiated version (see protocol.results.as_result).
-        return self._validated(route, returned, source_of(route, typed))
+        return self._validated(route, returned, lambda: source_of(route, typed))
 
-    def _validated(self, route: Any, returned: Any, source: str) -> dict[str, Any]:
+    def _validated(self, route: Any, returned: Any, source: str | Callable[[], str]) -> dict[str, Any]:
         """``returned`` validated as ``route``'s result model of the negotiated version, dumped as JSON."""
         return validated_result(route.result_type, returned, source, self.protocol_version)
 

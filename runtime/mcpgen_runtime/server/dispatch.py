@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from mcp_bindings import MODULES
 
 from ..jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError
-from ..protocol.results import ResultValidationError, as_result
+from ..protocol.results import ResultValidationError, ValidResult, as_result, field_errors
 from .authoring import validation_details
 from .handlers import Handlers
 
@@ -97,16 +97,32 @@ def typed_params(route: Any, params: JSONParams) -> Any:
     if params is not None and not isinstance(params, dict):
         raise InvalidParams("Invalid params: params must be an object")
     try:
-        return None if params is None else _adapter(route.params_type).validate_python(params)
+        if params is None:
+            return None
+        params_type = route.params_type
+        if isinstance(params_type, type) and issubclass(params_type, BaseModel):
+            # A model (nearly every route): its own validator, as model_validate, without the TypeAdapter's frames.
+            return params_type.__pydantic_validator__.validate_python(params)
+        return _adapter(params_type).validate_python(params)
     except ValidationError as exc:
         raise InvalidParams(f"Invalid params for {route.method}", validation_details(exc)) from None
 
 
-def validated_result(model: Any, returned: Any, source: str, version: str) -> dict[str, Any]:
+def validated_result(model: Any, returned: Any, source: str | Callable[[], str], version: str) -> dict[str, Any]:
     """``returned`` validated as ``model`` (a result model of ``version``), dumped as JSON. An invalid result is our
-    side's bug, not the client's: -32603, with the field paths for whoever debugs it."""
+    side's bug, not the client's: -32603, with the field paths for whoever debugs it. ``source`` (whose result it
+    is, for that error) may be a function giving it: it is needed only when the result is wrong."""
+    if type(returned) is ValidResult:
+        return returned  # the runtime's own, valid as it is (see protocol.results.ValidResult)
     try:
-        result: BaseModel = as_result(model, returned, source=source)
+        if type(returned) is dict:
+            # What the handlers build, nearly every time: straight to the model's validator (as_result would copy it).
+            try:
+                result = model.__pydantic_validator__.validate_python(returned)
+            except ValidationError as exc:
+                raise ResultValidationError(_named(source), model, field_errors(exc)) from None
+        else:
+            result = as_result(model, returned, source=_named(source))
     except ResultValidationError as exc:
         logger.error("%s (MCP %s)", exc, version or "initialize")
         raise JSONRPCError(
@@ -114,3 +130,7 @@ def validated_result(model: Any, returned: Any, source: str, version: str) -> di
         ) from None
     dumped: dict[str, Any] = result.model_dump(mode="json")
     return dumped
+
+
+def _named(source: str | Callable[[], str]) -> str:
+    return source if isinstance(source, str) else source()

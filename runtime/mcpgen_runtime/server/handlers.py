@@ -25,6 +25,7 @@ from typing import Any, Final, Protocol, TypeVar
 from pydantic import ValidationError
 
 from ..jsonrpc.envelopes import InvalidParams, JSONRPCError
+from ..protocol.results import ValidResult
 from ..protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, is_modern
 from .authoring import FullToolResult, call_function, validation_details
 from .caching import CacheHint
@@ -68,8 +69,14 @@ def _answers_protocol_errors(method: Handler[H]) -> Handler[H]:
 def fit(model: Any, data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` without the keys ``model`` does not define: the generated models keep unknown keys (peers send
     extensions), so fields of newer versions (title, outputSchema, ...) must be dropped for older ones by hand."""
-    known = {info.alias or name for name, info in model.model_fields.items()}
+    known = wire_names(model)
     return {key: value for key, value in data.items() if key in known}
+
+
+@functools.cache  # bounded by the generated model classes (a few hundred per version)
+def wire_names(model: Any) -> frozenset[str]:
+    """The keys ``model`` defines on the wire (a field's alias, else its name); cached: ``fit`` runs per result."""
+    return frozenset(info.alias or name for name, info in model.model_fields.items())
 
 
 class HandledConnection(Protocol):
@@ -180,6 +187,8 @@ class Handlers:
         if isinstance(outcome, FullToolResult):
             # The tool's own result: not fitted (its extra keys are deliberate), validated as it is by the caller.
             return outcome.value
+        if type(outcome) is ValidResult:
+            return outcome  # built by the runtime, valid as it is: nothing to fit or validate (see ValidResult)
         return self._result("CallToolResult", outcome)
 
     # -- resources ------------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from ..jsonrpc.envelopes import (
     is_request_id,
 )
 from ..jsonrpc.envelopes import Notification as _Notification
-from ..jsonrpc.streams import MessageStream
+from ..jsonrpc.streams import MessageStream, stream_extras
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -91,11 +91,15 @@ def _parse_float(text: str) -> float:
     return value
 
 
+# Made once: json.loads with options builds a new decoder on every call.
+_STRICT_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float)
+
+
 def strict_loads(data: bytes | str) -> Any:
     """JSON as ``jsonrpc.envelopes.decode_frame`` reads it (UTF-8 only; no NaN, Infinity or overflowing numbers), so
     that what passes here also parses for the session. Raises ``ValueError`` or ``RecursionError``."""
     text = data if isinstance(data, str) else data.decode("utf-8")
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float)
+    return _STRICT_DECODER.decode(text)
 
 
 # -- reading the head of a frame that may not parse ----------------------------------------------------------------
@@ -238,6 +242,7 @@ class AnswerGuard:
     def __init__(self, inner: MessageStream) -> None:
         self.inner = inner
         self._in_flight: set[RequestId] = set()
+        self._inner_send_message = stream_extras(inner)[1]
 
     async def send(self, frame: bytes) -> None:
         head = scan_head(frame)
@@ -248,6 +253,24 @@ class AnswerGuard:
                 self._forget_cancelled(frame)
         await self.inner.send(frame)
 
+    async def send_message(self, frame: bytes, message: Any) -> None:
+        """``send`` for a sender that has the message ``frame`` encodes (a ``Session``: see ``streams.Dispatcher``),
+        which is read instead of the frame's head."""
+        if not isinstance(message, dict):
+            await self.send(frame)
+            return
+        method = message.get("method")
+        if isinstance(method, str):
+            request_id = message.get("id")
+            if is_request_id(request_id):
+                self._in_flight.add(request_id)
+            elif method == "notifications/cancelled":
+                self._forget_cancelled(frame)
+        if self._inner_send_message is not None:
+            await self._inner_send_message(frame, message)
+        else:
+            await self.inner.send(frame)
+
     def _forget_cancelled(self, frame: bytes) -> None:
         decoded = decode_frame(frame)
         params = decoded.params if isinstance(decoded, _Notification) else None
@@ -256,24 +279,40 @@ class AnswerGuard:
             self._in_flight.discard(request_id)
 
     async def receive(self) -> bytes:
+        return (await self.receive_parsed())[0]
+
+    async def receive_parsed(self) -> tuple[bytes, Any]:
+        """``receive``, with the frame's JSON value when it was parsed here (``jsonrpc.streams.ParsedReceiver``):
+        the session then does not parse it again. None as the value: not parsed."""
         frame = await self.inner.receive()
         if not self._in_flight:
-            return frame
+            return frame, None
+        # The usual frame parses: one parse (as strict as the session's) tells all. Only damage needs scan_head.
+        try:
+            value = strict_loads(frame)
+        except (ValueError, RecursionError):
+            return self._judge_damaged(frame), None
+        request_id = value.get("id") if isinstance(value, dict) and "method" not in value else None
+        if not is_request_id(request_id) or request_id not in self._in_flight:
+            return frame, value
+        self._in_flight.discard(request_id)
+        if not _ANSWER_KEYS & value.keys():
+            reason = 'an object with an "id" but neither "result" nor "error"'
+            logger.warning("the answer to request %r cannot be delivered (%s): %r", request_id, reason, frame[:200])
+            return undeliverable_frame(request_id, reason), None
+        return frame, value
+
+    def _judge_damaged(self, frame: bytes) -> bytes:
+        """A frame that does not parse: fails the request it answers, if its head names one in flight."""
         head = scan_head(frame)
         if head is None or head.is_request or head.id is None or head.id not in self._in_flight:
             return frame
         request_id = head.id
         self._in_flight.discard(request_id)
-        if head.is_answer:
-            try:
-                strict_loads(frame)
-                return frame
-            except (ValueError, RecursionError):
-                reason = "malformed JSON"
-        elif head.complete:
-            reason = 'an object with an "id" but neither "result" nor "error"'
-        else:
+        if head.is_answer or not head.complete:
             reason = "malformed JSON"
+        else:
+            reason = 'an object with an "id" but neither "result" nor "error"'
         logger.warning("the answer to request %r cannot be delivered (%s): %r", request_id, reason, frame[:200])
         return undeliverable_frame(request_id, reason)
 

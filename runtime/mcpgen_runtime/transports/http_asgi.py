@@ -176,13 +176,15 @@ class Answer:
         media_type: str | None = None,
     ) -> None:
         self.status, self.body = status, body
-        raw = [(key.lower().encode("latin-1"), value.encode("latin-1")) for key, value in (headers or {}).items()]
+        raw = (
+            [(key.lower().encode("latin-1"), value.encode("latin-1")) for key, value in headers.items()]
+            if headers
+            else []
+        )
         if not (status < 200 or status in (204, 304)):
-            raw.append((b"content-length", str(len(body)).encode("latin-1")))
+            raw.append((b"content-length", b"%d" % len(body)))
         if media_type is not None:
-            if media_type.startswith("text/"):
-                media_type += "; charset=utf-8"
-            raw.append((b"content-type", media_type.encode("latin-1")))
+            raw.append(_content_type(media_type))
         self._headers = raw
 
     @property
@@ -192,6 +194,14 @@ class Answer:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status, "headers": self._headers})
         await send({"type": "http.response.body", "body": self.body})
+
+
+@functools.lru_cache(maxsize=64)
+def _content_type(media_type: str) -> tuple[bytes, bytes]:
+    """The ``content-type`` header of ``media_type`` (``text/*`` with ``; charset=utf-8``), encoded once."""
+    if media_type.startswith("text/"):
+        media_type += "; charset=utf-8"
+    return (b"content-type", media_type.encode("latin-1"))
 
 
 def plain_text(status: int, text: str, headers: dict[str, str] | None = None) -> Answer:

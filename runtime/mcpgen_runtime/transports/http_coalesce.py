@@ -35,6 +35,8 @@ class _HeadHoldingTransport:
         self._held = b""
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data and not self._held:
+            return  # h11's end of a Content-Length body, every response: nothing to write
         if self._held:
             data, self._held = self._held + bytes(data), b""
         elif _fixed_length_head(data):

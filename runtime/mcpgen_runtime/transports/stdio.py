@@ -26,7 +26,7 @@ import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..jsonrpc.streams import FrameTooLarge
+from ..jsonrpc.streams import FrameTooLarge, SendLock
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -66,7 +66,8 @@ class NDJSONStream:
         # Where to resume looking for b"\n": rescanning a 10 MB partial line on every 64 KB read would be quadratic.
         self._scan_from = 0
         self._eof = False
-        self._send_lock = anyio.Lock()
+        # Not anyio.Lock: taking a free one yields to the event loop, an extra loop turn for every frame sent.
+        self._send_lock = SendLock()
 
     async def receive(self) -> bytes:
         while True:
@@ -221,10 +222,12 @@ class _ThreadedFileSendStream(ByteSendStream):
 class _PipeStream(ByteReceiveStream, ByteSendStream):
     """One end of a pipe, read or written on the event loop itself: the fd is made non-blocking and the loop waits
     for it (``anyio.wait_readable``/``wait_writable``), so a frame costs no thread hop. This is the usual stdio
-    server case (the client owns both pipes); the fd's flags are restored on close."""
+    server case (the client owns both pipes); the fd's flags are restored on close. With ``owned`` (a pipe this
+    process made: the client's end of a child's stdin) the fd is closed instead, which is how the child sees EOF."""
 
-    def __init__(self, file: BinaryIO) -> None:
-        self._fd = file.fileno()
+    def __init__(self, file: BinaryIO | int, *, owned: bool = False) -> None:
+        self._fd = file if isinstance(file, int) else file.fileno()
+        self._owned = owned
         self._saved_blocking = os.get_blocking(self._fd)
         os.set_blocking(self._fd, False)
         self._closed = False
@@ -262,7 +265,10 @@ class _PipeStream(ByteReceiveStream, ByteSendStream):
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            os.set_blocking(self._fd, self._saved_blocking)
+            if self._owned:
+                os.close(self._fd)
+            else:
+                os.set_blocking(self._fd, self._saved_blocking)
 
 
 def _is_pipe(file: BinaryIO) -> bool:
@@ -316,9 +322,17 @@ class SubprocessStream(NDJSONStream):
     """An ``NDJSONStream`` over a child's stdin/stdout; ``process`` is the child, ``stderr_output`` what it logged
     (only when started with ``capture_stderr=True``)."""
 
-    def __init__(self, process: Process, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
-        assert process.stdout is not None and process.stdin is not None
-        super().__init__(process.stdout, process.stdin, max_frame_bytes=max_frame_bytes)
+    def __init__(
+        self,
+        process: Process,
+        *,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        stdin: ByteSendStream | None = None,
+    ) -> None:
+        """``stdin``: the stream writing to the child's stdin, when not ``process.stdin``."""
+        send_stream = stdin if stdin is not None else process.stdin
+        assert process.stdout is not None and send_stream is not None
+        super().__init__(process.stdout, send_stream, max_frame_bytes=max_frame_bytes)
         self.process = process
         self._stderr = bytearray()
 
@@ -352,10 +366,26 @@ async def open_subprocess_stream(
     child's stderr goes to ours unless ``capture_stderr`` (then the last ``stderr_limit`` bytes are kept). On exit,
     the MCP stdio shutdown sequence: close the child's stdin, wait ``terminate_timeout``, SIGTERM, wait, SIGKILL.
     """
-    process = await anyio.open_process(
-        list(command), env=env, cwd=cwd, stderr=subprocess.PIPE if capture_stderr else None
-    )
-    stream = SubprocessStream(process, max_frame_bytes=max_frame_bytes)
+    # The child's stdin is a pipe made here and written from the event loop (_PipeStream): anyio's process stream
+    # yields to the loop after every write, an extra loop turn per request. Not on Windows (no non-blocking pipes).
+    stdin_read, stdin_write = os.pipe() if sys.platform != "win32" else (None, None)
+    try:
+        process = await anyio.open_process(
+            list(command),
+            env=env,
+            cwd=cwd,
+            stdin=stdin_read if stdin_read is not None else subprocess.PIPE,
+            stderr=subprocess.PIPE if capture_stderr else None,
+        )
+    except BaseException:
+        if stdin_write is not None:
+            os.close(stdin_write)
+        raise
+    finally:
+        if stdin_read is not None:
+            os.close(stdin_read)  # the child has its copy
+    stdin = _PipeStream(stdin_write, owned=True) if stdin_write is not None else None
+    stream = SubprocessStream(process, max_frame_bytes=max_frame_bytes, stdin=stdin)
     body_error: BaseException | None = None
     try:
         async with anyio.create_task_group() as tg:
