@@ -18,10 +18,10 @@ each connection with one request in flight; the kernel spreads the connections o
 benchmark stops: a Python load generator would take the CPU the workers are being measured on.
 
 Reported per cell: req/s, p50/p99 latency, the server's CPU time per request (all its processes, from /proc: less
-noisy than req/s on a shared machine) and Redis's, and the req/s ratio to `1 worker, memory` of the same era and
-connection count. Then the added latency of the Redis-backed path: 1 worker with Redis against 1 worker in memory,
-on 1 connection (p50 and CPU per request). Nothing here asserts on time. On a 2-core machine expect the scaling to
-stop at 2 workers (the load generator and Redis need CPU too).
+noisy than req/s on a shared machine) and Redis's, the Redis commands per request (INFO commandstats), and the req/s
+ratio to `1 worker, memory` of the same era and connection count. Then the added latency of the Redis-backed path:
+1 worker with Redis against 1 worker in memory, on 1 connection (p50 and CPU per request). Nothing here asserts on
+time. On a 2-core machine expect the scaling to stop at 2 workers (the load generator and Redis need CPU too).
 
 Run: .venv/bin/python bench/bench_scale.py [--duration S] [--warmup S] [--repeat N] [--connections 1,16]
      [--workers 1,2,4] [--json PATH]
@@ -117,6 +117,7 @@ class Cell:
     errors: int
     server_cpu_s: float
     redis_cpu_s: float
+    redis_commands: int = 0  # Redis commands run meanwhile (INFO commandstats, the INFO calls left out)
 
     @property
     def rps(self) -> float:
@@ -138,6 +139,7 @@ class Cell:
             sum(cell.errors for cell in cells),
             statistics.median(cell.server_cpu_s / cell.requests for cell in cells if cell.requests) * scale,
             statistics.median(cell.redis_cpu_s / cell.requests for cell in cells if cell.requests) * scale,
+            round(statistics.median(cell.redis_commands / cell.requests for cell in cells if cell.requests) * scale),
         )
 
 
@@ -228,6 +230,18 @@ def cpu_seconds(pid: int) -> float:
         except (FileNotFoundError, ProcessLookupError):
             continue
     return total
+
+
+def redis_commands(url: str) -> int:
+    """Commands Redis has run so far (INFO commandstats; the INFO commands themselves not counted)."""
+    import redis  # the runtime's `redis` extra (dev installs it)
+
+    client = redis.Redis.from_url(url)
+    try:
+        stats: dict[str, Any] = client.info("commandstats")
+    finally:
+        client.close()
+    return sum(int(value["calls"]) for name, value in stats.items() if name != "cmdstat_info")
 
 
 # -- the requests, checked from Python first ----------------------------------------------------------------------
@@ -332,9 +346,12 @@ def main() -> None:
                             if options.warmup > 0:
                                 run_wrk(wrk, port, era, headers, connections, options.warmup)
                             server_before, redis_before = cpu_seconds(pid), cpu_seconds(redis_pid)
+                            commands_before = redis_commands(redis_url)
                             cell = run_wrk(wrk, port, era, headers, connections, options.duration)
                             cell.server_cpu_s = cpu_seconds(pid) - server_before
                             cell.redis_cpu_s = cpu_seconds(redis_pid) - redis_before
+                            # (the other workers' heartbeats and subscriptions are in it too: a handful per second)
+                            cell.redis_commands = redis_commands(redis_url) - commands_before
                             runs.setdefault((era, setup.label, connections), []).append(cell)
     cells = {key: Cell.median(found) for key, found in runs.items()}
 
@@ -359,6 +376,7 @@ def main() -> None:
                         f"{cell.p99_ms:.2f}",
                         f"{cell.cpu_ms_per_request(cell.server_cpu_s):.3f}",
                         f"{cell.cpu_ms_per_request(cell.redis_cpu_s):.3f}" if setup.redis else "-",
+                        f"{cell.redis_commands / cell.requests:.2f}" if setup.redis and cell.requests else "-",
                     ]
                 )
                 summary_cells.append(
@@ -375,13 +393,14 @@ def main() -> None:
                         "errors": cell.errors,
                         "server_cpu_ms_per_request": cell.cpu_ms_per_request(cell.server_cpu_s),
                         "redis_cpu_ms_per_request": cell.cpu_ms_per_request(cell.redis_cpu_s),
+                        "redis_commands_per_request": cell.redis_commands / cell.requests if cell.requests else None,
                     }
                 )
     print()
     repeats = f"medians of {options.repeat} runs" if options.repeat > 1 else "one run each"
     print(f"({repeats} of {options.duration:g} s; ratio: req/s over `1 worker, memory` of the same era and conns)")
     columns = ["era", "conns", "setup", "req/s", *["min..max"] * (options.repeat > 1), "ratio", "p50 ms", "p99 ms"]
-    print(table([*columns, "server CPU ms/req", "redis CPU ms/req"], rows))
+    print(table([*columns, "server CPU ms/req", "redis CPU ms/req", "redis cmds/req"], rows))
 
     added_rows, added = [], []
     one = min(conns)

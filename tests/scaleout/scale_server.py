@@ -4,6 +4,7 @@ the background, ask the client (elicitation, sampling), and touch a resource."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 
 from mcpgen_runtime import Context, Server
@@ -85,4 +86,39 @@ async def count(n: int, interval: float, ctx: Context) -> int:
 async def sleepy(seconds: float) -> int:
     """Sleep, then return the pid (cancelled, it returns nothing)."""
     await asyncio.sleep(seconds)
+    return os.getpid()
+
+
+@server.tool()
+async def announce(kind: str) -> int:
+    """Raise a server-wide list change ("tools", "resources" or "prompts") from a background task, outside any
+    session's request; returns the pid."""
+    notify = {
+        "tools": server.notify_tools_changed,
+        "resources": server.notify_resources_changed,
+        "prompts": server.notify_prompts_changed,
+    }[kind]
+    # A fresh context: the task belongs to no request (as a file watcher's would).
+    task = asyncio.get_running_loop().create_task(notify(), context=contextvars.Context())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return os.getpid()
+
+
+@server.tool()
+async def flood(count: int, size: int, ctx: Context, inline: bool = False) -> int:
+    """Log "flood 1 xxx.." .. "flood count xxx.." (each ``size`` bytes of x): on the request's own stream before
+    answering (``inline``), else after answering (they go to the GET stream). Returns the pid."""
+    filler = "x" * size
+
+    async def run() -> None:
+        for n in range(1, count + 1):
+            await ctx.info(f"flood {n} {filler}")
+
+    if inline:
+        await run()
+        return os.getpid()
+    task = asyncio.get_running_loop().create_task(run())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
     return os.getpid()

@@ -284,7 +284,9 @@ def test_a_session_has_one_get_stream_over_all_workers(scaled: ScaledServer) -> 
 
 
 def test_a_redis_that_stops_answering_fails_requests_with_503_not_a_hang(tmp_path: Any) -> None:
-    with redis_server(tmp_path) as own_redis, scaled_server(own_redis, env={"MCPGEN_REDIS_TIMEOUT": "1"}) as server:
+    # Every request asks Redis (no refresh interval: a fresh copy would answer from memory, its events unstored).
+    environment = {"MCPGEN_REDIS_TIMEOUT": "1", "MCPGEN_SESSION_REFRESH": "0"}
+    with redis_server(tmp_path) as own_redis, scaled_server(own_redis, env=environment) as server:
         client = Client(server.url)
         client.initialize()
         client.call("whoami")
@@ -329,3 +331,33 @@ def test_without_a_configured_key_the_workers_share_one_request_state_key(scaled
     assert len(pids) > 1
     stored = redis.Redis.from_url(scaled.redis_url).get(f"{scaled.prefix}:request-state-key")
     assert stored is not None and len(stored) == 32
+
+
+def _commands(client: redis.Redis) -> int:
+    stats = client.info("commandstats")
+    return sum(int(value["calls"]) for name, value in stats.items() if name != "cmdstat_info")
+
+
+def test_a_request_costs_redis_its_answer_only_and_a_live_answer_is_kept_briefly(
+    scaled: ScaledServer, redis_url: str
+) -> None:
+    client, store = Client(scaled.url), redis.Redis.from_url(redis_url)
+    client.initialize()
+    for _ in range(12):  # every worker gets a copy of the session
+        client.call("whoami")
+    before = _commands(store)
+    answers = [client.request_events("tools/call", {"name": "whoami", "arguments": {}}) for _ in range(30)]
+    per_request = (_commands(store) - before) / len(answers)
+    # XADD + EXPIRE of the answer; a copy older than MCPGEN_SESSION_REFRESH (and the workers' heartbeats) add a bit.
+    assert per_request <= 3.5, per_request
+    stream_id = (answers[-1][-1].event_id or "").rpartition("/")[0]
+    assert 0 < store.ttl(f"{scaled.prefix}:events:{stream_id}") <= 30  # MCPGEN_COMPLETED_STREAM_TTL
+
+    # A stream cut before its answer keeps MCPGEN_EVENT_TTL: the client has to come back for it.
+    body = {"jsonrpc": "2.0", "id": 900, "method": "tools/call"}
+    body["params"] = {"name": "count", "arguments": {"n": 3, "interval": 0.2}}
+    with httpx2.stream("POST", scaled.url, content=json.dumps(body), headers=client.headers(), timeout=10) as cut:
+        events = _stream_until(cut, 1)
+    stream_id = [e.event_id for e in events if e.event_id][-1].rpartition("/")[0]
+    time.sleep(1.0)  # answered meanwhile, with no connection
+    assert store.ttl(f"{scaled.prefix}:events:{stream_id}") > 300

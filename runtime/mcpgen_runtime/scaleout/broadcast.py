@@ -39,6 +39,7 @@ from redis.exceptions import RedisError
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from .session_fanout import FanoutJob, SessionFanout
     from .settings import ScaleOutSettings
 
 __all__ = [
@@ -135,6 +136,7 @@ class NotificationBroadcast:
         min_backoff: float = DEFAULT_MIN_BACKOFF,
         max_backoff: float = DEFAULT_MAX_BACKOFF,
         health_interval: float = DEFAULT_HEALTH_INTERVAL,
+        fanout: SessionFanout | None = None,
     ) -> None:
         if max_queued < 1:
             raise ValueError("max_queued must be at least 1")
@@ -146,7 +148,9 @@ class NotificationBroadcast:
         self._timeout, self._health_interval = timeout, health_interval
         self._min_backoff, self._max_backoff = min_backoff, max_backoff
         self._max_queued = max_queued
-        self._outbox: MemoryObjectSendStream[bytes] | None = None
+        # Handshake-era sessions of every worker get the notifications too (in the same script as the PUBLISH).
+        self._fanout = fanout
+        self._outbox: MemoryObjectSendStream[tuple[bytes, FanoutJob | None]] | None = None
         self.published = self.received = self.dropped = 0  # counters, for tests and a curious operator
         self._dropping = False  # warned of dropped notifications since the last one that went through
         self.subscribed = anyio.Event()  # set once the first subscription is confirmed (tests wait for it)
@@ -162,8 +166,9 @@ class NotificationBroadcast:
             {"origin": self.origin, "capability": capability, "method": method, "params": params},
             separators=(",", ":"),
         ).encode()
+        job = self._fanout.prepare(capability, method, params) if self._fanout is not None else None
         try:
-            self._outbox.send_nowait(frame)
+            self._outbox.send_nowait((frame, job))
         except anyio.WouldBlock:
             self._drop(f"{self._max_queued} notifications wait for Redis: {method} not sent to the other workers")
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -191,7 +196,9 @@ class NotificationBroadcast:
         if deliver is None or resync is None:
             default_deliver, default_resync = deliver_to_listen_streams(server)
             deliver, resync = deliver or default_deliver, resync or default_resync
-        outbox_send, outbox_receive = anyio.create_memory_object_stream[bytes](self._max_queued)
+        outbox_send, outbox_receive = anyio.create_memory_object_stream[tuple[bytes, "FanoutJob | None"]](
+            self._max_queued
+        )
         inbox_send, inbox_receive = anyio.create_memory_object_stream[Any](self._max_queued)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._publish_loop, outbox_receive)
@@ -208,14 +215,17 @@ class NotificationBroadcast:
                 outbox_send.close()
                 tg.cancel_scope.cancel()
 
-    async def _publish_loop(self, outbox: MemoryObjectReceiveStream[bytes]) -> None:
+    async def _publish_loop(self, outbox: MemoryObjectReceiveStream[tuple[bytes, FanoutJob | None]]) -> None:
         backoff = 0.0
         async with outbox:
-            async for frame in outbox:
+            async for frame, job in outbox:
                 while True:  # this message until it is out (while Redis is down the outbox fills, then drops)
                     try:
                         with anyio.fail_after(self._timeout):
-                            await self._redis.publish(self.channel, frame)
+                            if job is not None and self._fanout is not None:
+                                await self._fanout.run(job, self.channel, frame)  # the PUBLISH included
+                            else:
+                                await self._redis.publish(self.channel, frame)
                     except (RedisError, OSError, TimeoutError) as exc:
                         backoff = self._next_backoff(backoff)
                         if backoff == self._min_backoff:
@@ -333,11 +343,17 @@ class NotificationBroadcast:
 
 
 async def serve_broadcast(
-    server: RelayingServer, redis: Redis, settings: ScaleOutSettings, *, task_status: Any = anyio.TASK_STATUS_IGNORED
+    server: RelayingServer,
+    redis: Redis,
+    settings: ScaleOutSettings,
+    *,
+    fanout: SessionFanout | None = None,
+    task_status: Any = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Relay ``server``'s change notifications through ``redis`` until cancelled: a worker's task
-    (``await task_group.start(serve_broadcast, server, redis, settings)`` gives the ``NotificationBroadcast``)."""
-    broadcast = NotificationBroadcast(redis, settings.key_prefix, timeout=settings.redis_timeout)
+    (``await task_group.start(serve_broadcast, server, redis, settings)`` gives the ``NotificationBroadcast``).
+    ``fanout``: also to the handshake-era sessions of every worker (``session_fanout``)."""
+    broadcast = NotificationBroadcast(redis, settings.key_prefix, timeout=settings.redis_timeout, fanout=fanout)
     async with broadcast.running(server):
         task_status.started(broadcast)
         await anyio.sleep_forever()

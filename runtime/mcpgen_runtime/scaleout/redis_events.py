@@ -3,7 +3,8 @@ with ``Last-Event-ID`` on any worker, and a worker can follow ("tail") a stream 
 
 Where it sits: in ``scaleout``, implementing ``transports.event_store.EventStore`` for ``shared_app``. One Redis
 stream per SSE stream (``KeyLayout.events``), trimmed to ``max_events_per_stream`` entries and expiring
-``event_ttl`` seconds after its last write. An entry is a message (field ``m``, the JSON-RPC frame), with ``end``
+``event_ttl`` seconds after its last write (a POST's stream ``completed_stream_ttl`` seconds after its last response
+went to a live connection). An entry is a message (field ``m``, the JSON-RPC frame), with ``end``
 when it is the stream's last (its answer: the tails stop), or only ``end`` (a DELETE ends a GET stream). Event ids
 are ``{stream id}/{entry id}``: unique (Redis makes entry ids grow), and enough to find the stream again; a priming
 event is not stored, its id is ``{stream id}/0-1``, before every entry.
@@ -16,6 +17,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+import anyio
 import redis
 import redis.asyncio
 
@@ -57,23 +59,30 @@ class RedisEventStore:
     ) -> None:
         self._redis, self._tail_redis, self._keys = client, tail_client, keys
         self._max_events, self._ttl = settings.max_events_per_stream, max(1, round(settings.event_ttl))
+        self._completed_ttl = max(1, round(settings.completed_stream_ttl))
         self._block_ms = max(1, round(settings.tail_block * 1000))
+        # A tail whose client takes nothing of a full queue for this long is ended (it resumes): within the claim
+        # of a GET stream (SessionRecords' get-stream TTL, 3 tail_block + 1), which is renewed between reads.
+        self._stall_timeout = 2 * settings.tail_block
 
-    async def _add(self, stream_id: str, fields: dict[bytes, bytes]) -> str:
+    async def _add(self, stream_id: str, fields: dict[bytes, bytes], ttl: int | None = None) -> str:
         key = self._keys.events(stream_id)
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.xadd(key, fields, maxlen=self._max_events, approximate=False)  # type: ignore[arg-type]
-            pipe.expire(key, self._ttl)
+            pipe.expire(key, ttl or self._ttl)
             entry, _ = await pipe.execute()
         return entry.decode() if isinstance(entry, bytes) else str(entry)
 
-    async def store(self, stream_id: str, message: bytes | None, *, last: bool = False) -> str:
-        """``EventStore.store``; ``last``: nothing will follow on the stream (its tails stop after this one)."""
+    async def store(self, stream_id: str, message: bytes | None, *, last: bool = False, delivered: bool = False) -> str:
+        """``EventStore.store``; ``last``: nothing will follow on the stream (its tails stop after this one);
+        ``delivered`` (with ``last``): it goes to a live connection, so the whole stream is kept only
+        ``completed_stream_ttl`` seconds from now (a client cut off right then still resumes it meanwhile)."""
         if message is None:
             # A priming event only names the start of its stream: an id below every entry's, no round trip.
             return f"{stream_id}{_SEPARATOR}{_PRIMING_ENTRY}"
         fields = {_MESSAGE: message, _END: b""} if last else {_MESSAGE: message}
-        return f"{stream_id}{_SEPARATOR}{await self._add(stream_id, fields)}"
+        ttl = self._completed_ttl if last and delivered else None
+        return f"{stream_id}{_SEPARATOR}{await self._add(stream_id, fields, ttl)}"
 
     async def end(self, stream_id: str) -> None:
         """Mark ``stream_id`` done: every tail of it stops after what came before."""
@@ -109,11 +118,20 @@ class RedisEventStore:
         each new one as it is stored, until the stream's end marker, the channel closing, or ``go_on`` answering
         False. ``go_on(last entry read, or None)`` is awaited after each read (one that brought entries, before they
         are pushed, or one that waited ``tail_block`` in vain). The channel is closed on return; a Redis error ends the tail (the client
-        resumes, on this worker or another)."""
+        resumes, on this worker or another), and so does a client that takes nothing of a full channel (its
+        ``max_queued`` events) for two ``tail_block``."""
         key, last = self._keys.events(stream_id), after
         try:
             while not channel.closed:
-                reply: Any = await self._tail_redis.xread({key: last}, count=READ_BATCH, block=self._block_ms)
+                # Read only what the connection has room for: a slow client slows the tail, not the memory.
+                if channel.room <= 0:
+                    with anyio.move_on_after(self._stall_timeout):
+                        await channel.wait_for_room()
+                    if channel.room <= 0:
+                        channel.overflow()  # it fell behind for good: it resumes with Last-Event-ID
+                        return
+                count = min(READ_BATCH, channel.room)
+                reply: Any = await self._tail_redis.xread({key: last}, count=count, block=self._block_ms)
                 entries = [(entry_id.decode(), fields) for _key, batch in reply or () for entry_id, fields in batch]
                 # Asked before anything is pushed: a GET stream taken over elsewhere sends nothing more here.
                 if not await go_on(entries[-1][0] if entries else None):

@@ -28,6 +28,9 @@ ENVIRONMENT: Final[Mapping[str, str]] = {
     "max_stream_tails": "MCPGEN_MAX_STREAM_TAILS",
     "tail_block": "MCPGEN_TAIL_BLOCK",
     "max_sessions": "MCPGEN_MAX_SESSIONS",
+    "session_refresh": "MCPGEN_SESSION_REFRESH",
+    "completed_stream_ttl": "MCPGEN_COMPLETED_STREAM_TTL",
+    "max_queued_events": "MCPGEN_MAX_QUEUED_EVENTS",
 }
 
 
@@ -42,9 +45,9 @@ class ScaleOutSettings:
     - ``redis_url`` (None): ``redis://host:port/db`` (or ``rediss://``, ``unix://``). None: one worker, in memory.
     - ``workers`` (1): worker processes on this host, all on one port. More than one needs ``redis_url``.
     - ``request_state_key`` (None): the HMAC key of 2026-07-28 ``requestState`` tokens, shared by every worker so that
-      one worker accepts another's token (at least 32 bytes). None with ``redis_url``: the workers share a random key
-      they keep in Redis (``KeyLayout.request_state_key``, made by the first worker), so anyone who can read that
-      Redis can mint tokens; set one (from a secret store) to keep it out of Redis.
+      one worker accepts another's token (at least 32 bytes). None with ``redis_url``: the key given to ``Server``
+      if any, else a random key the workers keep in Redis (``KeyLayout.request_state_key``, made by the first
+      worker), so anyone who can read that Redis can mint tokens; set one (from a secret store) to keep it out.
     - ``key_prefix`` ("mcpgen"): the prefix of every Redis key and channel, so deployments can share one Redis.
     - ``session_ttl`` (1800, the official SDK's idle timeout): a handshake-era session idle this long expires in
       Redis (its keys carry the TTL, refreshed on use), and its id then answers 404 on every worker.
@@ -62,6 +65,18 @@ class ScaleOutSettings:
     - ``max_sessions`` (10000): handshake-era sessions alive in Redis over all workers; one more ``initialize`` is
       refused with 503 (each worker also keeps at most ``StreamableHTTPApp``'s ``max_sessions`` in memory, dropping
       idle local copies first).
+    - ``session_refresh`` (5): how long a worker serves a session from its own copy without asking Redis, the
+      staleness bound of that copy. Within it a request costs no round trip for the session; after it, the next
+      request renews the session's TTL and reads its log level and subscriptions (one pipelined round trip). A
+      DELETE, a ``logging/setLevel`` or a ``resources/(un)subscribe`` served by another worker is also announced on
+      every worker's channel, so copies usually learn of it at once; this bound holds when that message is lost.
+      Capped at a quarter of ``session_ttl``, so a session in use never expires.
+    - ``completed_stream_ttl`` (30): how long a POST's SSE stream stays resumable in Redis once its last response
+      was written to the client's live connection (``event_ttl`` instead when it went out with no connection: the
+      client has to come back for it).
+    - ``max_queued_events`` (1000): events queued for one SSE connection the client does not read fast enough; one
+      more ends that connection, and the client resumes from the event store with ``Last-Event-ID`` (events without
+      an id are lost, with a warning). ``StreamableHTTPApp``'s ``max_queued_events``.
     """
 
     redis_url: str | None = None
@@ -76,6 +91,9 @@ class ScaleOutSettings:
     max_stream_tails: int = 100
     tail_block: float = 1.0
     max_sessions: int = 10_000
+    session_refresh: float = 5.0
+    completed_stream_ttl: float = 30.0
+    max_queued_events: int = 1000
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -86,12 +104,20 @@ class ScaleOutSettings:
             )
         if self.redis_url and self.request_state_key is not None and len(self.request_state_key) < 32:
             raise SettingsError(f"the request-state key ({ENVIRONMENT['request_state_key']}) needs at least 32 bytes")
-        for name in ("session_ttl", "event_ttl", "redis_timeout", "tail_block"):
+        for name in ("session_ttl", "event_ttl", "redis_timeout", "tail_block", "completed_stream_ttl"):
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{name} ({ENVIRONMENT[name]}) must be positive")
-        for name in ("max_events_per_stream", "max_redis_connections", "max_stream_tails", "max_sessions"):
+        if self.session_refresh < 0:
+            raise SettingsError(f"session_refresh ({ENVIRONMENT['session_refresh']}) must not be negative")
+        names = ("max_events_per_stream", "max_redis_connections", "max_stream_tails", "max_sessions")
+        for name in (*names, "max_queued_events"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} ({ENVIRONMENT[name]}) must be at least 1")
+
+    @property
+    def refresh_interval(self) -> float:
+        """``session_refresh``, at most a quarter of ``session_ttl``."""
+        return min(self.session_refresh, self.session_ttl / 4)
 
     @property
     def shared(self) -> bool:

@@ -5,7 +5,9 @@ when a Redis URL is configured). It is that app, with the handshake era's sessio
 worker serves any request of any session, with no affinity:
 
 - a request naming a session this worker does not hold restores it from Redis (``shared_session``); one it holds is
-  checked first (an ended or expired session answers 404 on every worker) and brought up to date;
+  served as it is while its copy is fresh (``ScaleOutSettings.session_refresh``), else checked first (an ended or
+  expired session answers 404 on every worker) and brought up to date; a DELETE or a state change on another worker
+  is announced on every worker's channel, and the copies read the session again (or end) at once;
 - DELETE ends the session in Redis and marks the end of its GET stream;
 - SSE events are stored in Redis (``redis_events``): a GET stream is always served from there, by following
   ("tailing") the session's stream, so a notification any worker stores for the session reaches it; a stream
@@ -22,7 +24,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any, Final
@@ -39,8 +43,9 @@ from ..transports.http_sse import SSEResponse
 from .keys import KeyLayout
 from .redis_client import open_redis
 from .redis_events import RedisEventStore, split_event_id
+from .session_fanout import SessionFanout
 from .settings import ScaleOutSettings
-from .shared_session import ALL_WORKERS, SessionRecords, SharedSessionStream
+from .shared_session import ALL_WORKERS, SESSION_ENDED, STATE_CHANGED, SessionRecords, SharedSessionStream
 
 __all__ = ["HEARTBEAT_INTERVAL", "HEARTBEAT_TTL", "ScaleOutHTTPApp"]
 
@@ -76,6 +81,7 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
         if not scale_out.redis_url:
             raise ValueError("ScaleOutHTTPApp needs scale_out.redis_url")
         options.setdefault("session_idle_timeout", scale_out.session_ttl)
+        options.setdefault("max_queued_events", scale_out.max_queued_events)
         super().__init__(handler, **options)
         self.settings = scale_out
         self.keys = KeyLayout(scale_out.key_prefix)
@@ -84,6 +90,7 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
         self._around = around
         self._restoring: dict[str, anyio.Event] = {}
         self._tails = 0
+        self._refresh = scale_out.refresh_interval
         self.redis: redis.asyncio.Redis | None = None
         self._records: SessionRecords | None = None
         self.events: RedisEventStore | None = None
@@ -123,6 +130,12 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
         shared = await self.redis.get(key)
         assert isinstance(shared, bytes) and len(shared) >= 32
         return shared
+
+    def session_fanout(self, declared: Callable[[str], bool]) -> SessionFanout:
+        """Server-wide notifications to the handshake-era sessions of every worker (for ``broadcast``);
+        ``declared(capability)``: whether the server declares it. Call once the app runs."""
+        assert self.redis is not None
+        return SessionFanout(self.redis, self.keys, self.settings, self.sessions, declared)
 
     # -- worker tasks --------------------------------------------------------------------------------------------
 
@@ -186,6 +199,12 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
     async def _deliver_forwarded(self, data: bytes, *, cancellation: bool) -> None:
         session_id, _, frame = data.partition(b"\n")
         session = self.sessions.get(session_id.decode())
+        if frame in (STATE_CHANGED, SESSION_ENDED):
+            if isinstance(session, SharedSessionStream):
+                session.synced_at = -math.inf  # read it again before the next request
+                if frame == SESSION_ENDED:
+                    session.terminate()
+            return
         request_id = None
         if cancellation:  # only the copy handling the request takes it
             params = json.loads(frame).get("params") if session is not None else None
@@ -220,6 +239,7 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
             retry_ms=self._retry_ms,
             budget=self._budget,
             idle_timeout=self._idle_timeout,
+            max_queued_events=self._max_queued_events,
         )
 
         def forget(ended: HTTPSessionStream) -> None:
@@ -260,13 +280,17 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
     ) -> HTTPSessionStream | None:
         assert self._records is not None
         if local is not None:
+            assert isinstance(local, SharedSessionStream)
+            now = time.monotonic()
+            if now - local.synced_at < self._refresh:
+                return local  # fresh enough (ScaleOutSettings.session_refresh): no round trip
             alive, level, subscriptions = await self._records.touch(session_id)
             if not alive:
                 local.terminate()
                 return None
-            assert isinstance(local, SharedSessionStream)
             with anyio.fail_after(self.settings.redis_timeout):
                 await local.sync(level, subscriptions)
+            local.synced_at = now
             return local
         waiting = self._restoring.get(session_id)
         if waiting is not None:
@@ -285,6 +309,7 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
         if state is None:
             return None
         await self._records.touch(session_id)
+        synced_at = time.monotonic()
         self._make_room()
         session = self._new_session(session_id)
         assert isinstance(session, SharedSessionStream)
@@ -296,6 +321,7 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
         except BaseException:
             session.terminate()
             raise
+        session.synced_at = synced_at
         self.sessions[session_id] = session
         logger.debug("worker %s restored session %s", self.worker, session_id)
         return session
@@ -304,6 +330,7 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
         assert self._records is not None and self.events is not None
         await self._records.delete(session.session_id)
         await self.events.end(session.standalone.stream_id)  # GET streams on every worker end
+        await self._forward(ALL_WORKERS, session.session_id, SESSION_ENDED)  # and the copies other workers hold
         session.terminate()
 
     # -- GET streams, from Redis ---------------------------------------------------------------------------------
@@ -353,7 +380,7 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
             message = "Conflict: a GET stream is already open"
             return error_answer(409, ErrorCode.INVALID_REQUEST, message, session)
         writer = stream_id.rpartition(".")[2].partition("-")[0]
-        channel, scope = Channel(), anyio.CancelScope()
+        channel, scope = Channel(self._max_queued_events), anyio.CancelScope()
 
         async def go_on(entry: str | None) -> bool:
             if standalone:

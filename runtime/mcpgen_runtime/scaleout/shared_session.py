@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from .keys import KeyLayout, session_stream_key
 from .redis_events import RedisEventStore
 from .settings import ScaleOutSettings
 
-__all__ = ["SessionRecords", "SessionState", "SharedSessionStream"]
+__all__ = ["SESSION_ENDED", "STATE_CHANGED", "SessionRecords", "SessionState", "SharedSessionStream"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,10 @@ _DELETE_IF_HELD: Final = (
 WRITE_METHODS: Final = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 _INTERNAL_PREFIX: Final = "mcpgen-restore-"
 MAX_PENDING_WRITES: Final = 256  # state-changing requests of one session awaiting their answer
+# Frames on every worker's channel (``ALL_WORKERS``) about a session's copies rather than for its connection: its
+# state changed (copies read it again before their next request), or it ended (copies end).
+STATE_CHANGED: Final = b"!changed"
+SESSION_ENDED: Final = b"!ended"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +193,9 @@ class SharedSessionStream(HTTPSessionStream):
         self.worker, self._records, self._forward = worker, records, forward
         self.applied_level: str | None = None
         self.applied_subscriptions: frozenset[str] = frozenset()
+        # When this copy last matched Redis (time.monotonic()): within ScaleOutSettings.refresh_interval of it, a
+        # request is served without asking Redis; -inf: ask before the next one.
+        self.synced_at = -math.inf
         self._init_frame: bytes | None = None
         self._writes: dict[RequestId, tuple[str, Any]] = {}  # client requests that change the state, by id
         self._internal: dict[str, list[Any]] = {}  # replayed request id -> [anyio.Event, answer]
@@ -319,7 +327,7 @@ class SharedSessionStream(HTTPSessionStream):
             return await super()._store(stream, frame)
         self._last_of.discard(stream.stream_id)
         try:
-            return await self.event_store.store(stream.stream_id, frame, last=True)
+            return await self.event_store.store(stream.stream_id, frame, last=True, delivered=stream.connected)
         except Exception:
             logger.exception("the event store failed; event sent without an id (not resumable)")
             return None
@@ -374,11 +382,13 @@ class SharedSessionStream(HTTPSessionStream):
                     "id": request_id,
                     "error": {"code": int(ErrorCode.INTERNAL_ERROR), "message": message},
                 }
+            self.synced_at = time.monotonic()
             return answer
         if self._writes and request_id in self._writes:
             method, params = self._writes.pop(request_id)
             if "result" in answer:
                 await self._records.write(self.session_id, method, params)
+                await self._forward(ALL_WORKERS, self.session_id, STATE_CHANGED)  # the other copies read it again
                 if method == "logging/setLevel" and isinstance(params, dict):
                     self.applied_level = params.get("level")
                 elif isinstance(params, dict) and isinstance(params.get("uri"), str):

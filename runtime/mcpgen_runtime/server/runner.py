@@ -33,9 +33,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-from .request_state import RequestStateCodec
 from .run_options import DEFAULT_LOG_LEVEL, LOG_LEVEL_NAMES, run_http, run_stdio
-from .server import Server
+from .server import Server, start_scaled_worker
 
 __all__ = ["LoadError", "create_app", "load_server", "main", "split_target"]
 
@@ -233,7 +232,6 @@ def create_app() -> Any:
 
     The endpoint is ``/mcp``; the server's lifespan runs inside the app's (uvicorn's ``lifespan="on"``, its default
     ``auto`` too)."""
-    from ..scaleout.broadcast import serve_broadcast
     from ..scaleout.settings import ScaleOutSettings, SettingsError
     from ..scaleout.shared_app import ScaleOutHTTPApp
     from .run_options import allowed_hosts_for
@@ -248,12 +246,7 @@ def create_app() -> Any:
     extra = [name for name in os.environ.get("MCPGEN_ALLOWED_HOSTS", "").split(",") if name.strip()]
 
     async def start_worker(app: Any) -> None:
-        # One requestState key for every worker (configured, or shared through Redis), before any request.
-        codec = server.request_states
-        key = await app.shared_request_state_key()
-        server.request_states = RequestStateCodec(key, ttl=codec.ttl, max_bytes=codec.max_bytes)
-        # List changes to every worker's listen streams.
-        await app.task_group.start(serve_broadcast, server, app.redis, settings)
+        await start_scaled_worker(server, app, settings)
 
     return ScaleOutHTTPApp(
         server.serve_stream,

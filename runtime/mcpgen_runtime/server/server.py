@@ -25,6 +25,7 @@ from ..transports.stdio import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
 from . import run_options
 from .caching import CacheHint
 from .connection import ServerConnection
+from .dispatch import declared
 from .lifespan import Lifespan, LifespanRunner, StateT
 from .middleware import Middleware
 from .registry import Registry
@@ -35,7 +36,7 @@ from .subscriptions import NotificationRelay
 if TYPE_CHECKING:
     from .asgi import MCPApp
 
-__all__ = ["Server"]
+__all__ = ["Server", "start_scaled_worker"]
 
 
 class Server(Registry, Generic[StateT]):
@@ -64,8 +65,9 @@ class Server(Registry, Generic[StateT]):
         (MCP 2026-07-28; default TTL 0, "public" except ``resources/read``, "private"; a resource's own
         ``cache=`` wins for its reads).
         ``request_state_key``: the secret that signs the modern era's ``requestState`` (HMAC-SHA256, at least 16
-        bytes; see ``request_state``). Default None: a random key per ``Server``, so per process; give every worker
-        the same key when a client's retry may reach another process. ``request_state_ttl``: seconds a state stays
+        bytes; see ``request_state``). Default None: a random key per ``Server``, so per process (the workers of a
+        scaled-out server share one: ``ScaleOutSettings.request_state_key``, else this one, else a random key kept in
+        Redis); give every worker the same key when a client's retry may reach another process. ``request_state_ttl``: seconds a state stays
         valid (default 600); ``max_request_state_bytes``: the longest state minted or accepted (default 64 KiB).
         ``lifespan``: ``lifespan(server)`` returns an async context manager (``@asynccontextmanager``), entered once
         per run of the server before any client is served and exited when the run ends, however it ends; what it
@@ -77,6 +79,7 @@ class Server(Registry, Generic[StateT]):
         self.request_states = RequestStateCodec(
             request_state_key, ttl=request_state_ttl, max_bytes=max_request_state_bytes
         )
+        self.request_state_key_given = request_state_key is not None  # (else a scaled-out worker shares one)
         self.connections: set[ServerConnection] = set()  # the live ones, for change notifications
         # Set by scaleout.broadcast: change notifications raised here reach the other workers' listen streams.
         self.relay: NotificationRelay | None = None
@@ -199,16 +202,10 @@ class Server(Registry, Generic[StateT]):
 
         scale_out = options.pop("scale_out", None)
         if scale_out is not None and scale_out.shared:
-            from ..scaleout.broadcast import serve_broadcast  # only scaled-out servers need redis
-            from ..scaleout.shared_app import ScaleOutHTTPApp
+            from ..scaleout.shared_app import ScaleOutHTTPApp  # only scaled-out servers need redis
 
             async def start_worker(app: Any) -> None:
-                # One requestState key for every worker (configured, or shared through Redis), before any request.
-                codec = self.request_states
-                key = await app.shared_request_state_key()
-                self.request_states = RequestStateCodec(key, ttl=codec.ttl, max_bytes=codec.max_bytes)
-                # List changes to every worker's listen streams.
-                await app.task_group.start(serve_broadcast, self, app.redis, scale_out)
+                await start_scaled_worker(self, app, scale_out)
 
             options = {**options, "app_class": ScaleOutHTTPApp, "scale_out": scale_out, "on_started": [start_worker]}
         limits = {
@@ -259,3 +256,18 @@ class Server(Registry, Generic[StateT]):
         from .asgi import MCPApp  # only mounted servers need starlette
 
         return MCPApp(self, **options)
+
+
+async def start_scaled_worker(server: Server[Any], app: Any, settings: Any) -> None:
+    """What a worker of a scaled-out server (``app``: a ``scaleout.shared_app.ScaleOutHTTPApp``, running) does
+    before its first request: take the requestState key every worker shares (``settings``', else the one given to
+    ``Server``, else a random one kept in Redis), and relay
+    change notifications to the other workers' listen streams and handshake-era sessions (``scaleout.broadcast``)."""
+    from ..scaleout.broadcast import serve_broadcast
+
+    codec = server.request_states
+    if settings.request_state_key is not None or not server.request_state_key_given:
+        key = await app.shared_request_state_key()
+        server.request_states = RequestStateCodec(key, ttl=codec.ttl, max_bytes=codec.max_bytes)
+    fanout = app.session_fanout(lambda capability: declared(server.capabilities(), capability))
+    await app.task_group.start(functools.partial(serve_broadcast, fanout=fanout), server, app.redis, settings)

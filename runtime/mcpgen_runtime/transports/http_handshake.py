@@ -76,6 +76,7 @@ class SessionEra:
     _budget: InFlightBudget
     _event_store: EventStore | None
     _retry_ms: int
+    _max_queued_events: int
     sessions: dict[str, HTTPSessionStream]
     _opening: int
     _tg: TaskGroup | None
@@ -135,6 +136,7 @@ class SessionEra:
             retry_ms=self._retry_ms,
             budget=self._budget,
             idle_timeout=self._idle_timeout,
+            max_queued_events=self._max_queued_events,
         )
 
         def forget(ended: HTTPSessionStream) -> None:

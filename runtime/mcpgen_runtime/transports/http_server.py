@@ -60,6 +60,7 @@ from ..jsonrpc.streams import MessageStream
 from .event_store import EventStore, InMemoryEventStore
 from .http_asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plain_text, route_path
 from .http_auth import AUTH_OWNER_KEY, AUTH_SCOPE_KEY, AuthRefusal, HTTPAuthenticator, metadata_answer, refusal_answer
+from .http_channel import DEFAULT_MAX_QUEUED_EVENTS
 from .http_handshake import (
     PROTOCOL_VERSION_HEADER,
     SESSION_ID_HEADER,
@@ -132,6 +133,7 @@ class StreamableHTTPApp(SessionEra):
         event_store: EventStore | None = None,
         retry_interval: float = 1.0,
         max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
+        max_queued_events: int = DEFAULT_MAX_QUEUED_EVENTS,
         auth: HTTPAuthenticator | None = None,
     ) -> None:
         """Options (every limit and timeout has a default; sizes in bytes, times in seconds):
@@ -165,6 +167,9 @@ class StreamableHTTPApp(SessionEra):
           connection (clients wait that long before they reconnect).
         - ``max_listen_streams`` (100): ``subscriptions/listen`` streams open at once (they do not count as requests
           in flight); one more is refused (503).
+        - ``max_queued_events`` (1000): events waiting for one SSE connection whose client does not read them fast
+          enough; one more ends that connection (``http_channel``): the client resumes with ``Last-Event-ID``, and
+          nothing is lost if its events had ids (else a warning says how many were lost).
         - ``auth`` (None: unprotected): checks every request's credentials before anything else and serves the
           authorization metadata documents (``http_auth``; the server layer's ``server.auth.BearerAuth`` is one).
           A session is bound to the owner of the credentials that created it: another owner's request on it is
@@ -191,6 +196,9 @@ class StreamableHTTPApp(SessionEra):
         self._max_batch_size = max_batch_size
         self._event_store = (event_store or InMemoryEventStore()) if resumable else None
         self._retry_ms = max(0, round(retry_interval * 1000))
+        if max_queued_events < 1:
+            raise ValueError("max_queued_events must be at least 1")
+        self._max_queued_events = max_queued_events
         self.sessions: dict[str, HTTPSessionStream] = {}
         self._opening = 0  # sessions whose initialize is being answered
         self._tg: TaskGroup | None = None

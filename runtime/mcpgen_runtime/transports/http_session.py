@@ -24,7 +24,6 @@ import secrets
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -43,6 +42,7 @@ from ..jsonrpc.envelopes import (
 )
 from ..jsonrpc.streams import Dispatcher
 from .event_store import EventStore
+from .http_channel import DEFAULT_MAX_QUEUED_EVENTS, Channel, Event
 
 __all__ = [
     "Channel",
@@ -81,66 +81,6 @@ def _error_body(code: int, message: str, request_id: RequestId | None = None) ->
     return encode_frame(error_response(request_id, code, message))
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One item for an HTTP response: a frame with its SSE event id (if stored), a priming event (an id, no
-    frame), or only a ``retry`` hint (sent before the server ends a connection it wants the client to resume)."""
-
-    frame: bytes | None
-    event_id: str | None = None
-    retry_ms: int | None = None
-
-
-class Channel:
-    """The events of one live HTTP response, in order: the session pushes them (never blocking: one slow HTTP client
-    must not stall the session's shared send lock), the response takes them; ``close`` ends it after what is queued.
-    One consumer, which waits only when nothing is queued (an anyio memory object stream cost a task switch and a
-    few objects per event)."""
-
-    __slots__ = ("_events", "_wakeup", "closed")
-
-    def __init__(self) -> None:
-        self._events: deque[Event] = deque()
-        self.closed = False
-        self._wakeup: anyio.Event | None = None
-
-    def push(self, event: Event) -> bool:
-        """Queue ``event``; False once the channel is closed."""
-        if self.closed:
-            return False
-        self._events.append(event)
-        self.wake()
-        return True
-
-    def close(self) -> None:
-        self.closed = True
-        self.wake()
-
-    def wake(self) -> None:
-        """Wake the consumer if it waits (it then looks again: an event, the end, or something of its own)."""
-        if self._wakeup is not None:
-            self._wakeup.set()
-            self._wakeup = None
-
-    def take(self) -> list[Event]:
-        """Everything queued, oldest first."""
-        events = list(self._events)
-        self._events.clear()
-        return events
-
-    @property
-    def ended(self) -> bool:
-        """Closed, and everything queued taken."""
-        return self.closed and not self._events
-
-    async def wait(self) -> None:
-        """Return once an event is queued or the channel is closed (at once if so already), or ``wake`` is called."""
-        if self._events or self.closed:
-            return
-        self._wakeup = wakeup = anyio.Event()
-        await wakeup.wait()
-
-
 class InFlightBudget:
     """Requests in flight over all the sessions of one app: the per-server limit."""
 
@@ -162,10 +102,13 @@ class ResponseStream:
         batch: bool,
         retry_ms: int,
         http_scope: Mapping[str, Any] | None = None,
+        max_queued: int = DEFAULT_MAX_QUEUED_EVENTS,
     ) -> None:
         """``sse``: answered as an SSE stream (else one JSON body); ``stored``: its events go to the event store
         first (they get ids); ``retry_ms``: the ``retry`` hint sent when the server ends its connection;
-        ``http_scope``: the ASGI scope of the POST that opened it (``current_http_scope``)."""
+        ``http_scope``: the ASGI scope of the POST that opened it (``current_http_scope``); ``max_queued``: the
+        bound of each live connection's queue (``http_channel.Channel``)."""
+        self.max_queued = max_queued
         self.stream_id = stream_id
         self.http_scope = http_scope
         self.unanswered: set[RequestId] = set(ids)
@@ -178,7 +121,7 @@ class ResponseStream:
     def attach(self) -> Channel:
         """A new live connection (replacing the one there was): what to send, and the token for ``detach``."""
         self.end_connection()
-        channel = self._connection = Channel()
+        channel = self._connection = Channel(self.max_queued)
         if self.done:
             channel.close()
         return channel
@@ -234,6 +177,7 @@ class HTTPSessionStream:
         idle_timeout: float | None = None,
         key: str | None = None,
         stream_tag: str = "",
+        max_queued_events: int = DEFAULT_MAX_QUEUED_EVENTS,
     ) -> None:
         """``backlog``: server->client messages kept for a standalone GET stream while none is open (oldest dropped
         first; 0: none, when the event store is that backlog). ``event_store``: makes SSE streams resumable.
@@ -241,7 +185,9 @@ class HTTPSessionStream:
         the app's in-flight count, shared by its sessions. ``idle_timeout``: seconds without an HTTP request being
         served after which ``idle_scope`` is cancelled. ``key`` (random): the prefix of the session's stream ids;
         ``stream_tag``: put before the number of each POST's stream (workers sharing a session's streams each use
-        their own, so that their stream ids differ)."""
+        their own, so that their stream ids differ). ``max_queued_events``: the events one live connection may fall
+        behind before it is ended (``http_channel``)."""
+        self.max_queued_events = max_queued_events
         self.session_id = session_id
         self.owner: str | None = None  # who created it, when the endpoint is protected (http_auth)
         # Prefix of this session's stream ids: a Last-Event-ID is replayed only to the session that was sent it.
@@ -260,7 +206,13 @@ class HTTPSessionStream:
         self._streams: dict[str, ResponseStream] = {}  # the POST streams not done yet, by stream id
         self._stream_count = 0
         self.standalone = ResponseStream(
-            f"{self.key}.0", (), sse=True, stored=event_store is not None, batch=False, retry_ms=retry_ms
+            f"{self.key}.0",
+            (),
+            sse=True,
+            stored=event_store is not None,
+            batch=False,
+            retry_ms=retry_ms,
+            max_queued=max_queued_events,
         )
         self.standalone_open = False  # a GET stream (fresh or resumed) is being served
         # Server->client messages with no open GET stream wait here for one (bounded; the oldest go first).
@@ -367,7 +319,14 @@ class HTTPSessionStream:
         self._stream_count += 1
         stream_id = f"{self.key}.{self._stream_tag}{self._stream_count}"
         stream = ResponseStream(
-            stream_id, ids, sse=sse, stored=stored, batch=batch, retry_ms=self.retry_ms, http_scope=http_scope
+            stream_id,
+            ids,
+            sse=sse,
+            stored=stored,
+            batch=batch,
+            retry_ms=self.retry_ms,
+            http_scope=http_scope,
+            max_queued=self.max_queued_events,
         )
         for request_id in ids:
             self.by_id[request_id] = stream
