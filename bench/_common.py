@@ -43,12 +43,16 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
+_load_at_start: float | None = None  # set by banner(); recorded by write_summary()
+
+
 def banner(title: str) -> None:
     print()
     print("=" * len(title))
     print(title)
     print("=" * len(title))
-    load = os.getloadavg()[0]
+    global _load_at_start
+    load = _load_at_start = os.getloadavg()[0]
     print(
         f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPU(s), 1-min load average {load:.2f} (other work on the machine makes the numbers noisy)"
     )
@@ -58,7 +62,8 @@ def write_summary(argv: Sequence[str], summary: dict[str, object]) -> None:
     """`--json PATH` (used by run_all.py): write this benchmark's headline numbers there."""
     if "--json" in argv:
         path = Path(argv[list(argv).index("--json") + 1])
-        path.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        loads = {"load_1min_start": _load_at_start, "load_1min_end": os.getloadavg()[0]}
+        path.write_text(json.dumps({**summary, **loads}, indent=2), encoding="utf-8")
 
 
 def int_option(argv: Sequence[str], name: str, default: int) -> int:

@@ -9,30 +9,47 @@ black is the slowest stage by far (about 3,500 lines a second), so:
   versions (draft repeats 2026-07-28 entirely), so this removes over half of black's work. Chunks are
   joined by two blank lines, which black accepts at the top level: the result is black-stable, and
   tests/test_lint.py checks that it is;
+- chunks that differ only in the protocol version they name (`/specification/2025-06-18/...` in a
+  docstring, `mcp_bindings.v2025_06_18`) are formatted once: every date is swapped for a placeholder
+  of the same length before black and put back after. black lays code out by token and by length,
+  never by the digits inside a string or a name, and keeps them in order, so the result is what
+  black gives for the original chunk (a count of the placeholders checks that it kept them all);
 - whole files are cached by the sha256 of (black version, mode, unformatted text), the way black
   caches its own runs; a key is its input, so an entry can never be stale;
-- what is left is formatted in parallel.
+- what is left is formatted in parallel (ChunkFormatter), starting while later versions still render.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from functools import cache
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import black
-from black.mode import TargetVersion
-from black.parsing import InvalidInput
+if TYPE_CHECKING:
+    import black
 
 BLACK_VERSION = version("black")  # black does not re-export __version__ for type checkers
 LINE_LENGTH = 120
-_MODE = black.Mode(line_length=LINE_LENGTH, target_versions={TargetVersion.PY311})
+# What the cache key says about the formatting, without importing black for it.
+_MODE_KEY = f"line_length={LINE_LENGTH} target_versions=py311 one-pass"
 CHUNK_MARKER = "#@mcpgen:chunk"
 # Below this many lines to format, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD_LINES = 3000
+# Lines of chunks handed to a worker at once: large enough that sending them costs little, small
+# enough that both workers finish together.
+BATCH_LINES = 400
+
+
+# YYYY-MM-DD and YYYY_MM_DD; the placeholder is digits too, so a module name stays a valid identifier.
+_DATE = re.compile(r"\d{4}([-_])\d{2}\1\d{2}")
+_PLACEHOLDER = re.compile(r"0000([-_])00\1\d{2}")
 
 
 class FormatError(Exception):
@@ -47,15 +64,35 @@ def default_cache_dir() -> Path | None:
 
 
 def _cache_key(text: str) -> str:
-    digest = hashlib.sha256(f"{BLACK_VERSION}\0{_MODE!r}\0".encode())
+    digest = hashlib.sha256(f"{BLACK_VERSION}\0{_MODE_KEY}\0".encode())
     digest.update(text.encode("utf-8"))
     return digest.hexdigest()
 
 
+@cache
+def black_mode() -> black.Mode:
+    """black's settings here. black is imported on first use: a run served by the cache never needs
+    it, and worker processes import it while the main process renders."""
+    import black
+    from black.mode import TargetVersion
+
+    return black.Mode(line_length=LINE_LENGTH, target_versions={TargetVersion.PY311})
+
+
+# black.format_str formats twice whenever its input changes: once, then again on its own output, for
+# rare layouts where a trailing comma added by the first pass changes the second. Chunks reached black
+# without their final newline, so every one of them "changed" and paid two passes. One pass, on the
+# chunk with its newline, gives black's text for every chunk rendered from the vendored schemas
+# (tests/test_formatting.py checks each against format_str) at about half the cost. black keeps
+# _format_str_once private: if a version lacks it, format_str (two passes when the input changes).
 def _format_chunk(item: tuple[str, str]) -> str:
+    import black
+    from black.parsing import InvalidInput
+
+    format_once: Callable[..., str] = getattr(black, "_format_str_once", black.format_str)
     path, text = item
     try:
-        return black.format_str(text, mode=_MODE)
+        return format_once(text if text.endswith("\n") else text + "\n", mode=black_mode())
     except InvalidInput as error:
         # black's message spans lines (the code, a caret, the tokenizer's error): keep one error line.
         parts = [line.strip() for line in str(error).splitlines() if line.strip() not in ("", "^")]
@@ -86,35 +123,121 @@ def split_chunks(text: str) -> list[str]:
     return [joined for joined in ("\n".join(chunk).strip("\n") for chunk in chunks) if joined]
 
 
-def _format_unique(items: list[tuple[str, str]]) -> list[str]:
-    if sum(text.count("\n") for _, text in items) > PARALLEL_THRESHOLD_LINES and (os.cpu_count() or 1) > 1:
-        with ProcessPoolExecutor() as pool:
-            return list(pool.map(_format_chunk, items, chunksize=max(1, len(items) // 16)))
+def _without_dates(chunk: str) -> tuple[str, list[str]]:
+    """The chunk with every date replaced by 0000-00-NN (NN numbers them, so the placeholders keep
+    their order visible) and the dates in order. More than 100 dates: the chunk is left as is."""
+    dates = [match.group() for match in _DATE.finditer(chunk)]
+    if not dates or len(dates) > 100:
+        return chunk, []
+    counter = iter(range(len(dates)))
+    return _DATE.sub(lambda m: f"0000{m.group(1)}00{m.group(1)}{next(counter):02d}", chunk), dates
+
+
+def _with_dates(formatted: str, dates: list[str]) -> str | None:
+    """Puts the dates back; None if black did not keep every placeholder in order."""
+    found = [int(match.group()[-2:]) for match in _PLACEHOLDER.finditer(formatted)]
+    if found != list(range(len(dates))):
+        return None
+    counter = iter(dates)
+    return _PLACEHOLDER.sub(lambda _: next(counter), formatted)
+
+
+def _format_batch(items: list[tuple[str, str]]) -> list[str]:
     return [_format_chunk(item) for item in items]
 
 
+class ChunkFormatter:
+    """Formats files as they are handed over: `add` a version's files as soon as they are rendered
+    and black works on them in worker processes while the next version renders; `finish` returns
+    every file formatted. Without enough work to pay for starting workers (PARALLEL_THRESHOLD_LINES
+    lines to format) or with one CPU, `finish` formats in this process."""
+
+    def __init__(self, cache_dir: Path | None = None, use_cache: bool = True) -> None:
+        self._cache = (cache_dir or default_cache_dir()) if use_cache else None
+        self._formatted: dict[str, str] = {}  # path -> final text (not Python, or from the cache)
+        self._pending: dict[str, tuple[str, list[str]]] = {}  # path -> (cache key, its chunks)
+        self._generic: dict[str, tuple[str, list[str]]] = {}  # chunk -> (the chunk without dates, the dates)
+        self._first_path: dict[str, str] = {}  # chunk without dates -> first path it came from (for errors)
+        self._backlog: list[tuple[str, str]] = []  # (path, chunk without dates) not handed to a worker yet
+        self._queued_lines = 0
+        self._jobs: list[tuple[list[str], Future[list[str]]]] = []
+        self._pool: ProcessPoolExecutor | None = None
+
+    def add(self, files: dict[str, str]) -> None:
+        for path, text in files.items():
+            if path in self._formatted or path in self._pending:
+                continue
+            if not path.endswith(".py"):
+                self._formatted[path] = text
+                continue
+            key = _cache_key(text)
+            cached = self._cache / key if self._cache else None
+            if cached is not None and cached.is_file():
+                self._formatted[path] = cached.read_text(encoding="utf-8")
+                continue
+            chunks = split_chunks(text)
+            self._pending[path] = (key, chunks)
+            for chunk in chunks:
+                if chunk not in self._generic:
+                    self._generic[chunk] = generic = _without_dates(chunk)
+                    if generic[0] not in self._first_path:
+                        self._first_path[generic[0]] = path
+                        self._queue(path, generic[0])
+
+    def _queue(self, path: str, text: str) -> None:
+        self._backlog.append((path, text))
+        self._queued_lines += text.count("\n") + 1
+        if self._pool is None and self._queued_lines > PARALLEL_THRESHOLD_LINES and (os.cpu_count() or 1) > 1:
+            black_mode()  # imports black here, once: the workers fork with it (two CPUs: no import per worker)
+            self._pool = ProcessPoolExecutor()
+        if self._pool is not None:
+            self._submit(everything=False)
+
+    def _submit(self, everything: bool) -> None:
+        """Hands the backlog to the workers in batches of BATCH_LINES lines (the rest too if `everything`)."""
+        assert self._pool is not None
+        batch: list[tuple[str, str]] = []
+        lines = 0
+        for item in self._backlog:
+            batch.append(item)
+            lines += item[1].count("\n") + 1
+            if lines >= BATCH_LINES:
+                self._jobs.append(([text for _, text in batch], self._pool.submit(_format_batch, batch)))
+                batch, lines = [], 0
+        if everything and batch:
+            self._jobs.append(([text for _, text in batch], self._pool.submit(_format_batch, batch)))
+            batch = []
+        self._backlog = batch
+
+    def finish(self) -> dict[str, str]:
+        """Every file added, formatted (and cached), sorted by path. Raises FormatError."""
+        try:
+            if self._pool is not None:
+                self._submit(everything=True)
+            done: dict[str, str] = {}
+            for texts, job in self._jobs:
+                done.update(zip(texts, job.result(), strict=True))
+            done.update(zip((text for _, text in self._backlog), _format_batch(self._backlog), strict=True))
+        finally:
+            self.close()
+        results: dict[str, str] = {}
+        for chunk, (text, dates) in self._generic.items():
+            restored = _with_dates(done[text], dates) if dates else done[text]
+            results[chunk] = restored if restored is not None else _format_chunk((self._first_path[text], chunk))
+        for path, (key, chunks) in self._pending.items():
+            text = "\n\n".join(results[chunk] for chunk in chunks)
+            self._formatted[path] = text
+            if self._cache is not None:
+                _store(self._cache, key, text)
+        return dict(sorted(self._formatted.items()))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
 def format_files(files: dict[str, str], cache_dir: Path | None = None, use_cache: bool = True) -> dict[str, str]:
-    cache = (cache_dir or default_cache_dir()) if use_cache else None
-    formatted: dict[str, str] = {}
-    pending: dict[str, tuple[str, list[str]]] = {}  # path -> (cache key, its chunks)
-    for path, text in files.items():
-        if not path.endswith(".py"):
-            formatted[path] = text
-            continue
-        key = _cache_key(text)
-        cached = cache / key if cache else None
-        if cached is not None and cached.is_file():
-            formatted[path] = cached.read_text(encoding="utf-8")
-        else:
-            pending[path] = (key, split_chunks(text))
-    unique: dict[str, str] = {}  # chunk text -> the first path it came from (for error messages)
-    for path, (_, chunks) in pending.items():
-        for chunk in chunks:
-            unique.setdefault(chunk, path)
-    results = dict(zip(unique, _format_unique([(path, chunk) for chunk, path in unique.items()]), strict=True))
-    for path, (key, chunks) in pending.items():
-        text = "\n\n".join(results[chunk] for chunk in chunks)
-        formatted[path] = text
-        if cache is not None:
-            _store(cache, key, text)
-    return dict(sorted(formatted.items()))
+    formatter = ChunkFormatter(cache_dir, use_cache)
+    formatter.add(files)
+    return formatter.finish()

@@ -7,15 +7,16 @@ the front half on its own, shared with `mcpgen render` (features/targets.py), wh
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError, SpecErrors
 from ..ir import VersionIR
 from .build import build_version_ir
-from .formatting import format_files
+from .formatting import ChunkFormatter
 from .ir_diff import CHANGES_PATH, render_changes_file
-from .render import render_bindings
+from .render import make_environment, render_package, render_version
 from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, verify_all
 
 
@@ -34,9 +35,8 @@ def build_version(spec_dir: Path, version: str) -> VersionIR:
         raise SpecError(f"spec/{version}/schema.json", "", TOO_DEEP_FOR_MCPGEN) from None
 
 
-def build_irs(spec_dir: Path, versions: tuple[str, ...]) -> tuple[list[VersionIR], list[str]]:
-    """(the IR of every selected version, every vendored version). Raises SpecErrors for bad input,
-    after collecting the errors of every version."""
+def _selected_versions(spec_dir: Path, versions: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(the versions to build, every vendored version), after verifying every vendored file."""
     all_versions = list_versions(spec_dir)
     verify_all(spec_dir)
     selected = list(versions) or all_versions
@@ -47,32 +47,59 @@ def build_irs(spec_dir: Path, versions: tuple[str, ...]) -> tuple[list[VersionIR
             "/files",
             f"unknown version(s) {', '.join(unknown)}; vendored: {', '.join(all_versions)}",
         )
-    irs, errors = [], []
+    return selected, all_versions
+
+
+def _built_versions(spec_dir: Path, selected: list[str]) -> Iterator[VersionIR]:
+    """The IR of each version in turn. Raises SpecErrors at the end for bad input, after collecting the
+    errors of every version (the IRs yielded before an error are then of no use)."""
+    errors: list[SpecError] = []
     for version in selected:
         try:
-            irs.append(build_version(spec_dir, version))
+            ir = build_version(spec_dir, version)
         except SpecErrors as many:
             errors.extend(many.errors)
         except SpecError as one:
             errors.append(one)
+        else:
+            if not errors:
+                yield ir
     if errors:
         raise SpecErrors(errors)
-    return irs, all_versions
+
+
+def build_irs(spec_dir: Path, versions: tuple[str, ...]) -> tuple[list[VersionIR], list[str]]:
+    """(the IR of every selected version, every vendored version). Raises SpecErrors for bad input,
+    after collecting the errors of every version."""
+    selected, all_versions = _selected_versions(spec_dir, versions)
+    return list(_built_versions(spec_dir, selected)), all_versions
 
 
 def generate_files(request: GenerationRequest) -> dict[str, str]:
     """Every generated file as {path relative to the output dir: text}. Raises SpecErrors for bad
-    input, after collecting the errors of every version, before anything is written."""
+    input, after collecting the errors of every version, before anything is written.
+
+    Each version is handed to the formatter as soon as it is rendered, so black (in worker processes)
+    formats one version while the next is parsed and rendered."""
     spec_dir = request.paths.spec
-    irs, all_versions = build_irs(spec_dir, request.versions)
+    selected, all_versions = _selected_versions(spec_dir, request.versions)
     template_dirs = [request.extra_templates] if request.extra_templates else []
     template_dirs.append(request.paths.templates / "bindings")
-    rendered = render_bindings(irs, all_versions, template_dirs, spec_dir / MANIFEST_NAME)
-    by_version = {ir.version: ir for ir in irs}
-    if len(all_versions) > 1 and set(by_version) == set(all_versions):
-        # The changelog compares consecutive versions, so it is written only when every version is
-        # generated (a partial run leaves it alone) and only when there is a pair to compare.
-        manifest_sha256 = hashlib.sha256((spec_dir / MANIFEST_NAME).read_bytes()).hexdigest()
-        ordered = [by_version[version] for version in all_versions]
-        rendered[CHANGES_PATH] = render_changes_file(ordered, manifest_sha256)
-    return format_files(rendered)
+    environment = make_environment(template_dirs)
+    manifest_sha256 = hashlib.sha256((spec_dir / MANIFEST_NAME).read_bytes()).hexdigest()
+    formatter = ChunkFormatter()
+    try:
+        irs = []
+        for ir in _built_versions(spec_dir, selected):
+            irs.append(ir)
+            formatter.add(render_version(environment, ir))
+        formatter.add(render_package(environment, all_versions, manifest_sha256))
+        by_version = {ir.version: ir for ir in irs}
+        if len(all_versions) > 1 and set(by_version) == set(all_versions):
+            # The changelog compares consecutive versions, so it is written only when every version is
+            # generated (a partial run leaves it alone) and only when there is a pair to compare.
+            ordered = [by_version[version] for version in all_versions]
+            formatter.add({CHANGES_PATH: render_changes_file(ordered, manifest_sha256)})
+        return formatter.finish()
+    finally:
+        formatter.close()

@@ -2,26 +2,27 @@
 
 Pipeline position: IR -> views -> **render** -> format -> write or check.
 
-`render_bindings` returns `{relative path: text}` and touches no file: writing, `--check` and diffs
-all consume that dict, so nothing renders twice. Templates are searched in the user's directory
+`render_version` and `render_package` return `{relative path: text}` and touch no file: formatting,
+writing, `--check` and diffs consume those dicts, so nothing renders twice (generate.generate_files hands
+each version to the formatter as soon as it is rendered). Templates are searched in the user's directory
 first (`--templates DIR`), then in the built-in templates/bindings/.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import traceback
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 
 from .. import __version__
 from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError
 from ..ir import VersionIR
-from .formatting import CHUNK_MARKER
+from .formatting import CHUNK_MARKER, default_cache_dir
 from .spec_loader import module_name_for
 from .stub_views import CLIENT_MODULE, SERVER_MODULE, StubsView
 from .views import BASE, ModelsView, python_string
@@ -65,6 +66,33 @@ class _TemplateLoader(jinja2.FileSystemLoader):
             raise TemplateUnreadable(f"{template} cannot be read as UTF-8 text: {error}") from None
 
 
+class _TemplateBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's compiled templates, kept between runs (compiling the bindings' templates was about a fifth of
+    a run served by the format cache). An entry is checked against its template's source; one that cannot
+    be written only costs speed. Bounded by the number of templates ever used (one file each)."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            pass  # unreadable: compiled again
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            Path(self.directory).mkdir(parents=True, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    cache_dir = default_cache_dir()
+    if cache_dir is None:
+        return None
+    # Compiled code also depends on the Environment's options (set here) and on jinja's version: both in the name.
+    return _TemplateBytecodeCache(str(cache_dir.parent / f"templates-{__version__}-jinja{jinja2.__version__}-v1"))
+
+
 def make_environment(template_dirs: list[Path]) -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=_TemplateLoader([str(path) for path in template_dirs]),
@@ -73,6 +101,7 @@ def make_environment(template_dirs: list[Path]) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        bytecode_cache=_bytecode_cache(),
     )
     environment.filters.update(FILTERS)
     environment.globals["chunk"] = CHUNK_MARKER  # see formatting.split_chunks
@@ -221,16 +250,3 @@ BINDINGS_DEPENDENCIES = ("pydantic>=2.11,<3", "typing_extensions>=4.12")
 def latest_dated_version(versions: list[str]) -> str:
     dated = [version for version in versions if version[:1].isdigit()]
     return max(dated) if dated else versions[-1]
-
-
-def render_bindings(
-    irs: list[VersionIR], all_versions: list[str], template_dirs: list[Path], manifest_path: Path
-) -> dict[str, str]:
-    """Every file for the versions in `irs`, plus the package files, which list `all_versions`."""
-    environment = make_environment(template_dirs)
-    manifest_sha256 = hashlib.sha256(manifest_path.read_bytes()).hexdigest()
-    files: dict[str, str] = {}
-    for ir in irs:
-        files.update(render_version(environment, ir))
-    files.update(render_package(environment, all_versions, manifest_sha256))
-    return dict(sorted(files.items()))

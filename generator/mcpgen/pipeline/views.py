@@ -27,6 +27,7 @@ from ..ir import (
     VersionIR,
 )
 from ..naming import snake_case
+from .class_order import dependency_order, referenced_names
 
 BASE = "_base"  # how generated version modules import mcp_bindings.base; no definition starts with "_"
 TYPING_NAMES = ("TYPE_CHECKING", "Annotated", "Any", "ClassVar", "Literal", "Union")
@@ -77,6 +78,7 @@ class ClassView:
     class_vars: tuple[str, ...]
     fields: tuple[FieldView, ...]
     extra_declaration: str | None
+    same_as: str | None = None  # printed as `name = same_as`: an inline object identical to that class
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,30 @@ def single_constant(field: FieldDef) -> str | int | bool | None:
     return None
 
 
+JSON_SCHEMA_KEYS = {
+    "$schema": PrimitiveType("string"),
+    "properties": MapType(MapType(AnyType())),
+    "required": ArrayType(PrimitiveType("string")),
+    "type": LiteralType(("object",)),
+}
+
+
+def is_json_schema_value(definition: Definition) -> bool:
+    """An object that is itself a JSON Schema with untyped property schemas (Tool.inputSchema,
+    Tool.outputSchema): rendered as a base.JSONSchemaObject, the dict itself checked on the keys the
+    definition types, instead of a model per schema. A schema whose properties are typed (an elicitation's
+    requestedSchema: PrimitiveSchemaDefinition) stays a model."""
+    fields = {field.wire_name: field for field in definition.fields}
+    return (
+        definition.kind == "object"
+        and definition.extra_values is None
+        and "type" in fields
+        and fields["type"].required
+        and all(JSON_SCHEMA_KEYS.get(name) == field.type for name, field in fields.items())
+        and not any(field.required for name, field in fields.items() if name != "type")
+    )
+
+
 class ModelsView:
     """Everything models.py, methods.py, interfaces.py and INTERFACES.md print for one version."""
 
@@ -261,33 +287,75 @@ class ModelsView:
         )
 
     def classes(self) -> tuple[ClassView, ...]:
-        """Object classes by name, then subclass-aliases (EmptyResult(Result)) after their bases."""
-        objects = [self._object_class(d) for d in self.ir.definitions if d.kind == "object"]
-        pending = sorted(d.name for d in self.ir.definitions if d.kind == "alias" and self._is_class(d))
-        emitted = {view.name for view in objects}
-        while pending:
-            ready = [name for name in pending if self.definitions[name].type.target in emitted]  # type: ignore[union-attr]
-            for name in ready:
-                objects.append(self._alias_class(self.definitions[name]))
-                emitted.add(name)
-                pending.remove(name)
-        return tuple(objects)
+        """Classes in dependency order (see class_order): each after the classes its fields name and,
+        for a subclass-alias (EmptyResult(Result)), after its base."""
+        same_as = self._shared_definitions()
+        dependencies = {
+            d.name: (
+                {same_as[d.name]}
+                if d.name in same_as
+                else (
+                    set().union(*(referenced_names(f.type) for f in d.fields), referenced_names(d.extra_values))
+                    if d.kind == "object"
+                    else referenced_names(d.type)
+                )
+            )
+            for d in self.ir.definitions
+            if self._is_class(d)
+        }
+        defined: set[str] = set()
+        views = []
+        for name in dependency_order(dependencies):
+            definition = self.definitions[name]
+            if name in same_as:
+                views.append(ClassView(name, "", None, (), (), None, same_as=same_as[name]))
+            elif definition.kind == "object":
+                views.append(self._object_class(definition, frozenset(dependencies.keys() - defined)))
+            else:
+                views.append(self._alias_class(definition))
+            defined.add(name)
+        return tuple(views)
+
+    def _shared_definitions(self) -> dict[str, str]:
+        """Inline `_meta` objects identical to another (same properties, descriptions, docstring), as the
+        `_meta` of every request's params is (CallToolRequestParamsMeta is RequestParamsMeta): each is
+        made the same class as the first of its kind (the shortest name, then by name), which saves a
+        class per copy when a version is imported. name -> the class it is."""
+        first: dict[tuple[object, ...], str] = {}
+        same_as: dict[str, str] = {}
+        objects = sorted((d for d in self.ir.definitions if d.kind == "object"), key=lambda d: (len(d.name), d.name))
+        for definition in objects:
+            if not (definition.inline and definition.pointer.endswith("/properties/_meta")):
+                continue  # only `_meta` objects: params or results that look alike stay distinct classes
+            shape = (definition.fields, definition.extra_values, definition.description, definition.role)
+            if shape in first:
+                same_as[definition.name] = first[shape]
+            else:
+                first.setdefault(shape, definition.name)
+        return same_as
 
     def _alias_class(self, definition: Definition) -> ClassView:
         target = definition.type.target  # type: ignore[union-attr]
         docstring = docstring_body(definition.description or f"The same shape as {target}.")
         return ClassView(definition.name, target, docstring, (), (), None)
 
-    def _object_class(self, definition: Definition) -> ClassView:
+    def _object_class(self, definition: Definition, undefined: frozenset[str] = frozenset()) -> ClassView:
+        """`undefined`: the classes not defined yet at this point of models.py (annotations naming one
+        are strings, resolved by pydantic on first use)."""
+        if is_json_schema_value(definition):
+            keys = ", ".join(python_string(name) for name in sorted(f.wire_name for f in definition.fields))
+            typed_keys = f"TYPED_KEYS: {self.names['ClassVar']}[frozenset[str]] = frozenset({{{keys}}})"
+            docstring = docstring_body(definition.description)
+            return ClassView(definition.name, f"{BASE}.JSONSchemaObject", docstring, (typed_keys,), (), None)
         constants = [f.python_name for f in definition.fields if single_constant(f) is not None]
         bases = [f"{BASE}.MCPModelWithConstants" if constants else f"{BASE}.MCPModel"]
         class_vars: list[str] = []
         method = self._method_for(definition.name)
         if definition.role == "request":
             result = method.result_type if method and method.result_type else "Any"
-            bases.append(f"{BASE}.Request[{self._params_argument(definition)}, {python_string(result)}]")
+            bases.append(f"{BASE}.Request[{self._params_argument(definition, undefined)}, {python_string(result)}]")
         elif definition.role == "notification":
-            bases.append(f"{BASE}.Notification[{self._params_argument(definition)}]")
+            bases.append(f"{BASE}.Notification[{self._params_argument(definition, undefined)}]")
         elif definition.role == "result":
             bases.append(f"{BASE}.Result")
         if method is not None:
@@ -310,21 +378,22 @@ class ModelsView:
             class_vars.append(f"OMITTABLE_FIELDS: {self.names['ClassVar']}[frozenset[str]] = frozenset({{{members}}})")
         extra = None
         if definition.extra_values is not None:
-            extra = f"__pydantic_extra__: dict[str, {self.types.render(definition.extra_values, quote=False)}] = {self.names['Field']}(init=False)"
+            values = self._annotation(definition.extra_values, undefined)
+            extra = f"__pydantic_extra__: dict[str, {values}] = {self.names['Field']}(init=False)"
         return ClassView(
             definition.name,
             ", ".join(bases),
             docstring_body(definition.description),
             tuple(class_vars),
-            tuple(self._field(f) for f in definition.fields),
+            tuple(self._field(f, undefined) for f in definition.fields),
             extra,
         )
 
-    def _params_argument(self, definition: Definition) -> str:
+    def _params_argument(self, definition: Definition, undefined: frozenset[str]) -> str:
         params = next((f for f in definition.fields if f.wire_name == "params"), None)
         if params is None:
             return "None"
-        rendered = self.types.render(params.type, quote=True)
+        rendered = self.types.render(params.type, quote=bool(referenced_names(params.type) & undefined))
         return rendered if params.required else f"{self.names['Union']}[{rendered}, None]"
 
     def _method_for(self, definition_name: str) -> Method | None:
@@ -333,12 +402,17 @@ class ModelsView:
                 return method
         return None
 
-    def _field(self, field: FieldDef) -> FieldView:
+    def _annotation(self, expr: TypeExpr, undefined: frozenset[str]) -> str:
+        rendered = self.types.render(expr, quote=False)
+        return python_string(rendered) if referenced_names(expr) & undefined else rendered
+
+    def _field(self, field: FieldDef, undefined: frozenset[str]) -> FieldView:
         annotation = self.types.render(field.type, quote=False)
+        forward = bool(referenced_names(field.type) & undefined)
         alias = field.wire_name if field.wire_name != field.python_name else None
         alias_argument = f"alias={python_string(alias)}" if alias is not None else None
         constant = single_constant(field)
-        declaration = f"{field.python_name}: {annotation}"
+        declaration = f"{field.python_name}: {python_string(annotation) if forward else annotation}"
         if constant is not None:
             # Required on the wire, filled in by the constructor: see base.constant.
             arguments = ", ".join(a for a in (python_value(constant), alias_argument) if a)
@@ -346,7 +420,8 @@ class ModelsView:
         elif not field.required:
             if is_omittable(field):
                 # May be absent, but an explicit null is invalid: see base.Omittable.
-                declaration = f"{field.python_name}: {BASE}.Omittable[{annotation}]"
+                omittable = f"{BASE}.Omittable[{annotation}]"
+                declaration = f"{field.python_name}: {python_string(omittable) if forward else omittable}"
             if alias_argument:
                 declaration += f" = {self.names['Field']}(default=None, {alias_argument})"
             else:

@@ -7,13 +7,16 @@ version is a `Request[ParamsT, ResultT]`, so a type checker knows what a request
     def result_type_for(request: Request[Any, ResultT]) -> type[ResultT]
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here (nor in models.py): pydantic reads the annotations of a
+# model's bases (OMITTABLE_FIELDS, CONSTANT_FIELDS, METHOD...) again for every generated class, and as
+# strings each read was an eval and a compile, a large part of importing a version.
+import builtins
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Protocol, TypeVar, Union, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema, to_json
 from typing_extensions import TypeAlias
 
 ParamsT = TypeVar("ParamsT")
@@ -100,6 +103,152 @@ class MCPModelWithConstants(MCPModel):
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
+_SchemaT = TypeVar("_SchemaT", bound="JSONSchemaObject")
+
+
+class JSONSchemaObject(dict[str, Any]):
+    """A JSON Schema carried as a value (`Tool.inputSchema`, `Tool.outputSchema`): the JSON object itself.
+
+    A schema is data to hand on (to a model, to a validator), not a shape to type: it is kept as the
+    dict it is, key for key, so a round trip is exact, and validating a tool builds no model per
+    schema (those models were about 2 us per tool, most of the time of a `tools/list` result).
+    Validation checks what the MCP schema types, on the keys the generated class lists in TYPED_KEYS:
+    `type` is "object", `$schema` a string, `properties` an object of objects, `required` a list of
+    strings; everything else is the schema's own business (whoever applies it validates it).
+    The typed keys read as attributes too (None when absent), as they did when these were models,
+    and the constructor takes them by Python name and fills in `type`:
+    `ToolInputSchema(required=["x"])` is `{"required": ["x"], "type": "object"}`.
+    """
+
+    TYPED_KEYS: ClassVar[frozenset[str]] = frozenset({"type"})
+    """The keys the schema types (generated per class); the others are kept unchecked."""
+    _PYTHON_NAMES: ClassVar[dict[str, str]] = {"schema_": "$schema", "properties": "properties", "required": "required"}
+    _VALIDATED: "ClassVar[builtins.type[JSONSchemaObject]]"
+    """The class validation builds: this one with dict's own constructor (no Python frame per schema)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__dict__.get("_IS_VALIDATED_TWIN"):
+            namespace = {"__init__": dict.__init__, "_IS_VALIDATED_TWIN": True, "__module__": cls.__module__}
+            cls._VALIDATED = builtins.type(cls.__name__, (cls,), namespace)
+            cls._VALIDATED.__qualname__ = cls.__qualname__
+
+    def __init__(self, /, *args: Any, **keys: Any) -> None:
+        super().__init__(*args)
+        for name, value in keys.items():
+            if value is None and name in self._PYTHON_NAMES:
+                continue  # None for one of these means absent, as for a model's Omittable field
+            self[self._PYTHON_NAMES.get(name, name)] = value
+        self.setdefault("type", "object")
+
+    def __reduce__(self) -> Any:
+        return (self._VALIDATED.__mro__[1], (dict(self),))  # pickles as the generated class
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        # One Python call per schema, checks included: cheaper than pydantic's own dict or TypedDict
+        # validation, which copies and checks key by key before a Python call would make the class.
+        return core_schema.no_info_plain_validator_function(
+            _json_schema_validator(cls),
+            json_schema_input_schema=core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: CoreSchema, handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        return {"type": "object", "properties": {"type": {"const": "object"}}, "required": ["type"]}
+
+    @classmethod
+    def model_validate(cls: builtins.type[_SchemaT], obj: Any) -> _SchemaT:
+        """Validate `obj` as this class (raises pydantic's ValidationError), as on a model."""
+        from pydantic import TypeAdapter  # rarely used: keeps importing base cheap
+
+        return TypeAdapter(cls).validate_python(obj)
+
+    @classmethod
+    def model_validate_json(cls: builtins.type[_SchemaT], data: str | bytes) -> _SchemaT:
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(cls).validate_json(data)
+
+    def model_dump(self, **_options: Any) -> dict[str, Any]:
+        """The schema as a plain dict: it is JSON already, so a model's dump options change nothing."""
+        return dict(self)
+
+    def model_dump_json(self, **_options: Any) -> str:
+        return to_json(self).decode()
+
+    @property
+    def schema_(self) -> str | None:
+        return self.get("$schema")
+
+    @property
+    def properties(self) -> dict[str, dict[str, Any]] | None:
+        return self.get("properties")
+
+    @property
+    def required(self) -> list[str] | None:
+        return self.get("required")
+
+    @property
+    def type(self) -> str:
+        return str(self["type"])
+
+
+_OBJECTS = frozenset({dict})
+_STRINGS = frozenset({str})
+_NO_PROPERTIES: dict[str, Any] = {}
+_NO_REQUIRED: list[str] = []
+
+
+def _json_schema_validator(cls: builtins.type[JSONSchemaObject]) -> Callable[[Any], JSONSchemaObject]:
+    """The validation function of one JSONSchemaObject class: the checks of json_schema_object_problem
+    in one expression for the keys the class types (it runs once per schema of every tool)."""
+    build = cls._VALIDATED
+    typed_keys = cls.TYPED_KEYS
+    properties_typed, required_typed, schema_typed = (
+        key in typed_keys for key in ("properties", "required", "$schema")
+    )
+
+    def validate(value: Any) -> JSONSchemaObject:
+        if isinstance(value, dict) and value.get("type") == "object":
+            properties = value.get("properties", _NO_PROPERTIES)
+            required = value.get("required", _NO_REQUIRED)
+            if (
+                (
+                    not properties_typed
+                    or type(properties) is dict
+                    and _OBJECTS.issuperset(map(type, properties.values()))
+                )
+                and (not required_typed or type(required) is list and _STRINGS.issuperset(map(type, required)))
+                and (not schema_typed or type(value.get("$schema", "")) is str)
+            ):
+                return build(value)
+        if not isinstance(value, dict):
+            raise PydanticCustomError("dict_type", "Input should be a valid dictionary")
+        problem = json_schema_object_problem(value, typed_keys) or "invalid"
+        raise PydanticCustomError("json_schema_object", "Invalid JSON Schema object: {problem}", {"problem": problem})
+
+    return validate
+
+
+def json_schema_object_problem(value: dict[str, Any], typed_keys: frozenset[str]) -> str | None:
+    """Why `value` is not a JSON Schema object as the MCP schema types one (on `typed_keys`, the keys
+    its definition declares), or None when it is."""
+    if value.get("type") != "object":
+        return "'type' must be \"object\"" if "type" in value else "'type' is required"
+    if "properties" in value and "properties" in typed_keys:
+        properties = value["properties"]
+        if type(properties) is not dict or not _OBJECTS.issuperset(map(type, properties.values())):
+            return "'properties' must be an object of objects"
+    if "required" in value and "required" in typed_keys:
+        required = value["required"]
+        if type(required) is not list or not _STRINGS.issuperset(map(type, required)):
+            return "'required' must be a list of strings"
+    if "$schema" in value and "$schema" in typed_keys and type(value["$schema"]) is not str:
+        return "'$schema' must be a string"
+    return None
+
+
 def _reject_non_integers(value: Any) -> Any:
     # bool is an int in Python and 1.0 == 1: without this, Literal[1] takes both and dumps 1.
     if isinstance(value, (bool, float)):
@@ -124,12 +273,23 @@ class Request(Generic[ParamsT, ResultT]):
     METHOD: ClassVar[str]
     RESULT: ClassVar[type[Any]]
 
+    if not TYPE_CHECKING:
+        # The type arguments are for type checkers: at run time `Request[Params, "Result"]` is Request
+        # itself, so the bases of a generated class make no ForwardRef (a compile() each) on import.
+        def __class_getitem__(cls, item: Any) -> Any:
+            return cls
+
 
 class Notification(Generic[ParamsT]):
     """Marker base of every notification class."""
 
     __slots__ = ()
     METHOD: ClassVar[str]
+
+    if not TYPE_CHECKING:
+
+        def __class_getitem__(cls, item: Any) -> Any:  # as Request.__class_getitem__
+            return cls
 
 
 class Result:
