@@ -228,10 +228,10 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
 
     # -- sessions ------------------------------------------------------------------------------------------------
 
-    def _new_session(self, session_id: str | None = None) -> HTTPSessionStream:
+    def _session_stream(self, session_id: str) -> HTTPSessionStream:
         assert self._records is not None
-        session = SharedSessionStream(
-            session_id or secrets.token_urlsafe(24),
+        return SharedSessionStream(
+            session_id,
             worker=self.worker,
             records=self._records,
             forward=self._forward,
@@ -241,13 +241,6 @@ class ScaleOutHTTPApp(StreamableHTTPApp):
             idle_timeout=self._idle_timeout,
             max_queued_events=self._max_queued_events,
         )
-
-        def forget(ended: HTTPSessionStream) -> None:
-            if self.sessions.get(ended.session_id) is ended:
-                del self.sessions[ended.session_id]
-
-        session.on_terminate.append(forget)
-        return session
 
     def _make_room(self) -> None:
         """Drop local copies that serve nothing (Redis keeps them) while this worker is at ``max_sessions``."""

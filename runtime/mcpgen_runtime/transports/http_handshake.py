@@ -129,15 +129,9 @@ class SessionEra:
             return error_answer(400, ErrorCode.INVALID_REQUEST, message, session)
         return session
 
-    def _new_session(self) -> HTTPSessionStream:
-        session = HTTPSessionStream(
-            secrets.token_urlsafe(24),
-            event_store=self._event_store,
-            retry_ms=self._retry_ms,
-            budget=self._budget,
-            idle_timeout=self._idle_timeout,
-            max_queued_events=self._max_queued_events,
-        )
+    def _new_session(self, session_id: str | None = None) -> HTTPSessionStream:
+        """A session under ``session_id`` (a new random id by default), dropped from ``sessions`` when it ends."""
+        session = self._session_stream(session_id or secrets.token_urlsafe(24))
 
         def forget(ended: HTTPSessionStream) -> None:
             if self.sessions.get(ended.session_id) is ended:
@@ -145,6 +139,17 @@ class SessionEra:
 
         session.on_terminate.append(forget)
         return session
+
+    def _session_stream(self, session_id: str) -> HTTPSessionStream:
+        """The stream of a new session (``scaleout`` makes its sessions shared ones here)."""
+        return HTTPSessionStream(
+            session_id,
+            event_store=self._event_store,
+            retry_ms=self._retry_ms,
+            budget=self._budget,
+            idle_timeout=self._idle_timeout,
+            max_queued_events=self._max_queued_events,
+        )
 
     async def _post_to_session(self, request: HTTPRequest, body: bytes, decoded: Any, items: Any) -> _Answer:
         """A POST of the handshake era (its body decoded and checked): ``initialize`` or a session's messages."""
