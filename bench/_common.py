@@ -5,6 +5,7 @@ Nothing here asserts on time: a benchmark reports numbers and says whether a tar
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import platform
@@ -12,6 +13,7 @@ import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent  # the venv's bin/: mcpgen and datamodel-codegen live next to python
@@ -111,3 +113,27 @@ def wrk_tools_call_script(accept: str, headers: dict[str, str], meta: str = "") 
     spliced into the params; ``done`` prints one ``BENCH_RESULT`` line of requests, duration, p50, p99, errors."""
     lines = "\n".join(f'wrk.headers["{name}"] = "{value}"' for name, value in headers.items())
     return _WRK_TOOLS_CALL % {"accept": accept, "headers": lines, "meta": meta.replace("%", "%%")}
+
+
+def post_mcp(
+    port: int, body: dict[str, Any], headers: dict[str, str], *, host: str = "127.0.0.1", timeout: float = 30
+) -> tuple[int, dict[str, str], Any]:
+    """One streamable-HTTP POST to ``/mcp`` on a fresh connection: (status, lower-cased headers, the JSON-RPC message
+    answered, from a JSON body or the last ``data:`` of an SSE one, or None)."""
+    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        all_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers}
+        connection.request("POST", "/mcp", json.dumps(body), all_headers)
+        response = connection.getresponse()
+        raw = response.read().decode()
+        answer_headers = {key.lower(): value for key, value in response.getheaders()}
+    finally:
+        connection.close()
+    message: Any = None
+    if answer_headers.get("content-type", "").startswith("text/event-stream"):
+        for line in raw.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                message = json.loads(line[5:])
+    elif raw.strip():
+        message = json.loads(raw)
+    return response.status, answer_headers, message

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import http.client
 import inspect
 import json
 import os
@@ -40,9 +39,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from _common import ROOT, banner, table, verdict, write_summary, wrk_tools_call_script
+from _common import ROOT, banner, post_mcp, table, verdict, write_summary, wrk_tools_call_script
 
 SERVERS = {
     "mcpgen": ROOT / "bench" / "servers" / "mcpgen_add_http_server.py",
@@ -119,39 +117,18 @@ def server_process(script: Path, json_response: bool) -> Iterator[int]:
 # -- the session, set up from Python -------------------------------------------------------------------------------
 
 
-def post(port: int, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], Any]:
-    """One POST on a fresh connection: (status, lower-cased headers, the JSON-RPC message answered or None)."""
-    connection = http.client.HTTPConnection(HOST, port, timeout=10)
-    try:
-        all_headers = {"Content-Type": "application/json", "Accept": ACCEPT, **headers}
-        connection.request("POST", "/mcp", json.dumps(body), all_headers)
-        response = connection.getresponse()
-        raw = response.read().decode()
-        answer_headers = {key.lower(): value for key, value in response.getheaders()}
-    finally:
-        connection.close()
-    message: Any = None
-    if answer_headers.get("content-type", "").startswith("text/event-stream"):
-        for line in raw.splitlines():
-            if line.startswith("data:") and line[5:].strip():
-                message = json.loads(line[5:])
-    elif raw.strip():
-        message = json.loads(raw)
-    return response.status, answer_headers, message
-
-
 def open_session(port: int) -> dict[str, str]:
     """initialize + notifications/initialized + one checked tools/call; the headers every later request needs."""
     params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
-    status, headers, answer = post(port, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, {})
+    status, headers, answer = post_mcp(port, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, {})
     if status != 200 or "mcp-session-id" not in headers or "result" not in (answer or {}):
         raise RuntimeError(f"initialize failed: HTTP {status} {answer}")
     session = {"Mcp-Session-Id": headers["mcp-session-id"], "MCP-Protocol-Version": answer["result"]["protocolVersion"]}
-    status, _, _ = post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    status, _, _ = post_mcp(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     if status != 202:
         raise RuntimeError(f"notifications/initialized answered HTTP {status}")
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
-    status, _, answer = post(port, call, session)
+    status, _, answer = post_mcp(port, call, session)
     if status != 200 or answer["result"]["content"][0]["text"] != "3":
         raise RuntimeError(f"tools/call add(1, 2) answered HTTP {status}: {answer}")
     return session

@@ -31,7 +31,6 @@ With --repeat N every cell is measured N times (the setups in alternating order)
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import secrets
@@ -49,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, banner, table, write_summary, wrk_tools_call_script
+from _common import ROOT, banner, post_mcp, table, write_summary, wrk_tools_call_script
 
 SERVER_SCRIPT = ROOT / "bench" / "servers" / "mcpgen_add_http_server.py"
 HOST = "127.0.0.1"
@@ -216,28 +215,6 @@ def redis_commands(url: str) -> int:
 # -- the requests, checked from Python first ----------------------------------------------------------------------
 
 
-def post(port: int, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], Any]:
-    """One POST on a fresh connection: (status, lower-cased headers, the JSON-RPC message answered or None)."""
-    connection = http.client.HTTPConnection(HOST, port, timeout=30)
-    try:
-        connection.request(
-            "POST", "/mcp", json.dumps(body), {"Content-Type": "application/json", "Accept": ACCEPT, **headers}
-        )
-        response = connection.getresponse()
-        raw = response.read().decode()
-        answer_headers = {key.lower(): value for key, value in response.getheaders()}
-    finally:
-        connection.close()
-    message: Any = None
-    if answer_headers.get("content-type", "").startswith("text/event-stream"):
-        for line in raw.splitlines():
-            if line.startswith("data:") and line[5:].strip():
-                message = json.loads(line[5:])
-    elif raw.strip():
-        message = json.loads(raw)
-    return response.status, answer_headers, message
-
-
 def request_headers(era: str, port: int) -> dict[str, str]:
     """The headers every request of ``era`` needs (the handshake era: a session opened here), after one checked call."""
     arguments = {"name": "add", "arguments": {"a": 1, "b": 2}}
@@ -246,18 +223,18 @@ def request_headers(era: str, port: int) -> dict[str, str]:
         arguments["_meta"] = MODERN_META
     else:
         params = {"protocolVersion": era, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
-        status, answer_headers, answer = post(
+        status, answer_headers, answer = post_mcp(
             port, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, {}
         )
         if status != 200 or "mcp-session-id" not in answer_headers or "result" not in (answer or {}):
             raise RuntimeError(f"initialize failed: HTTP {status} {answer}")
         headers = {"Mcp-Session-Id": answer_headers["mcp-session-id"], "MCP-Protocol-Version": era}
-        status, _, _ = post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+        status, _, _ = post_mcp(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
         if status != 202:
             raise RuntimeError(f"notifications/initialized answered HTTP {status}")
     for attempt in range(8):  # new connections: with several workers, several of them answer
         call = {"jsonrpc": "2.0", "id": 1 + attempt, "method": "tools/call", "params": arguments}
-        status, _, answer = post(port, call, headers)
+        status, _, answer = post_mcp(port, call, headers)
         if status != 200 or (answer or {}).get("result", {}).get("content", [{}])[0].get("text") != "3":
             raise RuntimeError(f"{era} tools/call add(1, 2) answered HTTP {status}: {answer}")
     return headers
