@@ -1,5 +1,11 @@
 """Import cost in a fresh interpreter: `import mcp_bindings.v2025_11_25` versus `import mcp_types`.
 
+A version package of mcp_bindings is lazy (PEP 562): importing it builds nothing, and the first use of a name
+loads the sub-module that defines it (`models` holds every class). mcp_types builds everything on import. So the
+headline (the issue's target) is paired with two comparisons of what a program pays before it can do something:
+"first use", importing one class (`from ... import CallToolRequest`), and "first parse", importing and validating
+one `tools/call` request (which also builds the validators both libraries defer).
+
 Each measurement is a new `python -c "<statement>"` process timed by wall clock (time.perf_counter around
 subprocess.run), repeated (default 15, interleaved across statements) and reduced to the median. The interpreter
 start-up (`python -c pass`, measured the same way) is subtracted. `import pydantic` (lazy: it defers most of its
@@ -27,12 +33,30 @@ from _common import banner, int_option, median, spread, table, verdict, write_su
 
 OURS = "import mcp_bindings.v2025_11_25"
 THEIRS = "import mcp_types"
+CALL_FRAME = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1}}}'
+# (label, ours, theirs): what a program pays before it can use a class, and before it has parsed a message.
+FIRST_USE = (
+    (
+        "first use: import one class",
+        "from mcp_bindings.v2025_11_25 import CallToolRequest",
+        "from mcp_types import CallToolRequest",
+    ),
+    (
+        "first parse: import, validate one tools/call",
+        f"from mcp_bindings.v2025_11_25 import parse_client_request; parse_client_request({CALL_FRAME!r})",
+        "from mcp_types.jsonrpc import jsonrpc_message_adapter as a; from mcp_types._types import "
+        f"client_request_adapter as c; m = a.validate_json({CALL_FRAME!r}); "
+        "c.validate_python({'method': m.method, 'params': m.params})",
+    ),
+)
 STATEMENTS = {
     "baseline: python -c pass": "pass",
     "context: import pydantic": "import pydantic",
     "context: from pydantic import BaseModel, TypeAdapter": "from pydantic import BaseModel, TypeAdapter",
     f"mcpgen: {OURS}": OURS,
     f"mcp-types: {THEIRS}": THEIRS,
+    **{f"mcpgen, {label}": ours for label, ours, _theirs in FIRST_USE},
+    **{f"mcp-types, {label}": theirs for label, _ours, theirs in FIRST_USE},
 }
 TARGET_FRACTION = 0.5
 
@@ -130,6 +154,14 @@ def main(argv: list[str]) -> dict[str, object]:
             ],
         )
     )
+    first_use: dict[str, dict[str, float]] = {}
+    rows = []
+    for label, _ours, _theirs in FIRST_USE:
+        ours_ms, theirs_ms = net[f"mcpgen, {label}"] * 1e3, net[f"mcp-types, {label}"] * 1e3
+        first_use[label] = {"ours_ms": ours_ms, "theirs_ms": theirs_ms, "fraction": ours_ms / theirs_ms}
+        rows.append((label, f"{ours_ms:.1f}", f"{theirs_ms:.1f}", f"{ours_ms / theirs_ms:.2f}"))
+    print("\nbeyond the import (context, no target; wall clock net of start-up):")
+    print(table(["what", "mcpgen ms", "mcp-types ms", "ours/theirs"], rows))
     summary: dict[str, object] = {
         "name": "import",
         "ours_net_ms": net[ours_label] * 1e3,
@@ -139,6 +171,7 @@ def main(argv: list[str]) -> dict[str, object]:
         "startup_ms": base_wall * 1e3,
         "fraction": fraction,
         "importtime_fraction": fraction_it,
+        "first_use": first_use,
         "met": met,
     }
     write_summary(argv, summary)

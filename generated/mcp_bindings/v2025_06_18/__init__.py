@@ -2,18 +2,203 @@
 """MCP 2025-06-18 bindings: models, method constants, interface tables and parse helpers.
 
 See INTERFACES.md next to this file for the Request | Result | Notification tables.
-The server and client stubs are the modules `server` and `client` beside it, not imported here.
+The server and client stubs are the modules `server` and `client` beside it.
+
+Importing this package builds nothing (PEP 562): the first use of a name imports the sub-module that
+defines it, `models` (every class), `methods` (constants) or `interfaces` (tables and parse helpers),
+so a program that imports every version pays only for the ones it uses.
 """
 
-from typing import Final
+import importlib
+from typing import TYPE_CHECKING, Any, Final
 
-from .interfaces import *  # noqa: F403
-from .interfaces import __all__ as _interfaces_all
-from .methods import *  # noqa: F403
-from .methods import __all__ as _methods_all
-from .models import *  # noqa: F403
-from .models import __all__ as _models_all
+if TYPE_CHECKING:
+    from .interfaces import *  # noqa: F403
+    from .methods import *  # noqa: F403
+    from .models import *  # noqa: F403
 
 PROTOCOL_VERSION: Final = "2025-06-18"
 
-__all__ = ["PROTOCOL_VERSION", *_models_all, *_methods_all, *_interfaces_all]
+_EXPORTS: Final[dict[str, tuple[str, ...]]] = {
+    "models": (
+        "Annotations",
+        "AudioContent",
+        "BaseMetadata",
+        "BlobResourceContents",
+        "BooleanSchema",
+        "CallToolRequest",
+        "CallToolRequestParams",
+        "CallToolResult",
+        "CancelledNotification",
+        "CancelledNotificationParams",
+        "ClientCapabilities",
+        "ClientCapabilitiesRoots",
+        "ClientNotification",
+        "ClientRequest",
+        "ClientResult",
+        "CompleteRequest",
+        "CompleteRequestParams",
+        "CompleteRequestParamsArgument",
+        "CompleteRequestParamsContext",
+        "CompleteResult",
+        "CompleteResultCompletion",
+        "ContentBlock",
+        "CreateMessageRequest",
+        "CreateMessageRequestParams",
+        "CreateMessageResult",
+        "Cursor",
+        "ElicitRequest",
+        "ElicitRequestParams",
+        "ElicitRequestParamsRequestedSchema",
+        "ElicitResult",
+        "EmbeddedResource",
+        "EmptyResult",
+        "EnumSchema",
+        "GetPromptRequest",
+        "GetPromptRequestParams",
+        "GetPromptResult",
+        "ImageContent",
+        "Implementation",
+        "InitializeRequest",
+        "InitializeRequestParams",
+        "InitializeResult",
+        "InitializedNotification",
+        "InitializedNotificationParams",
+        "JSONRPCError",
+        "JSONRPCErrorError",
+        "JSONRPCMessage",
+        "JSONRPCNotification",
+        "JSONRPCNotificationParams",
+        "JSONRPCRequest",
+        "JSONRPCRequestParams",
+        "JSONRPCRequestParamsMeta",
+        "JSONRPCResponse",
+        "ListPromptsRequest",
+        "ListPromptsRequestParams",
+        "ListPromptsResult",
+        "ListResourceTemplatesRequest",
+        "ListResourceTemplatesRequestParams",
+        "ListResourceTemplatesResult",
+        "ListResourcesRequest",
+        "ListResourcesRequestParams",
+        "ListResourcesResult",
+        "ListRootsRequest",
+        "ListRootsRequestParams",
+        "ListRootsRequestParamsMeta",
+        "ListRootsResult",
+        "ListToolsRequest",
+        "ListToolsRequestParams",
+        "ListToolsResult",
+        "LoggingLevel",
+        "LoggingMessageNotification",
+        "LoggingMessageNotificationParams",
+        "ModelHint",
+        "ModelPreferences",
+        "Notification",
+        "NotificationParams",
+        "NumberSchema",
+        "PaginatedRequest",
+        "PaginatedRequestParams",
+        "PaginatedResult",
+        "PingRequest",
+        "PingRequestParams",
+        "PingRequestParamsMeta",
+        "PrimitiveSchemaDefinition",
+        "ProgressNotification",
+        "ProgressNotificationParams",
+        "ProgressToken",
+        "Prompt",
+        "PromptArgument",
+        "PromptListChangedNotification",
+        "PromptListChangedNotificationParams",
+        "PromptMessage",
+        "PromptReference",
+        "ReadResourceRequest",
+        "ReadResourceRequestParams",
+        "ReadResourceResult",
+        "Request",
+        "RequestId",
+        "RequestParams",
+        "RequestParamsMeta",
+        "Resource",
+        "ResourceContents",
+        "ResourceLink",
+        "ResourceListChangedNotification",
+        "ResourceListChangedNotificationParams",
+        "ResourceTemplate",
+        "ResourceTemplateReference",
+        "ResourceUpdatedNotification",
+        "ResourceUpdatedNotificationParams",
+        "Result",
+        "Role",
+        "Root",
+        "RootsListChangedNotification",
+        "RootsListChangedNotificationParams",
+        "SamplingMessage",
+        "ServerCapabilities",
+        "ServerCapabilitiesPrompts",
+        "ServerCapabilitiesResources",
+        "ServerCapabilitiesTools",
+        "ServerNotification",
+        "ServerRequest",
+        "ServerResult",
+        "SetLevelRequest",
+        "SetLevelRequestParams",
+        "StringSchema",
+        "SubscribeRequest",
+        "SubscribeRequestParams",
+        "TextContent",
+        "TextResourceContents",
+        "Tool",
+        "ToolAnnotations",
+        "ToolInputSchema",
+        "ToolListChangedNotification",
+        "ToolListChangedNotificationParams",
+        "ToolOutputSchema",
+        "UnsubscribeRequest",
+        "UnsubscribeRequestParams",
+    ),
+    "methods": (
+        "Method",
+        "ErrorCode",
+        "CLIENT_REQUESTS",
+        "SERVER_REQUESTS",
+        "CLIENT_NOTIFICATIONS",
+        "SERVER_NOTIFICATIONS",
+        "INPUT_REQUESTS",
+    ),
+    "interfaces": (
+        "JSONInput",
+        "NOTIFICATION_TYPES",
+        "REQUEST_TYPES",
+        "RESULT_ALTERNATIVES",
+        "RESULT_TYPES",
+        "parse_client_request",
+        "parse_server_request",
+        "parse_client_notification",
+        "parse_server_notification",
+        "parse_message",
+        "parse_result",
+    ),
+}
+"""sub-module -> the public names it defines."""
+
+_SUBMODULES: Final = frozenset({"models", "methods", "interfaces", "server", "client"})
+_DEFINED_IN: Final[dict[str, str]] = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = ["PROTOCOL_VERSION", *(name for names in _EXPORTS.values() for name in names)]
+
+if not TYPE_CHECKING:  # type checkers read the imports above; a __getattr__ would make every name Any
+
+    def __getattr__(name: str) -> Any:
+        module = _DEFINED_IN.get(name)
+        if module is None:
+            if name not in _SUBMODULES:
+                raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            return importlib.import_module(f"{__name__}.{name}")
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # later lookups are plain module attributes
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

@@ -169,6 +169,9 @@ def _render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str,
         "names": view.names,
         "imports": view.imports(),
         "exported": view.exported_names(),
+        "methods_exported": view.methods_exports(),
+        "interfaces_exported": view.interfaces_exports(),
+        "package_exports": view.package_exports(),
         "aliases": view.aliases(),
         "classes": view.classes(),
         "result_pairs": view.result_assignments(),
@@ -185,7 +188,12 @@ def _render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str,
     prefix = f"mcp_bindings/{ir.module}/"
     stubs: dict[str, str] = {}
     stub_view = StubsView(ir, view.types)
-    context.update(stub_modules=stub_view.modules(), server_notes=stub_view.server_notes())
+    stub_modules = stub_view.modules()
+    context.update(
+        stub_modules=stub_modules,
+        server_notes=stub_view.server_notes(),
+        submodules=(*(module for module, _names in view.package_exports()), *(s.module for s in stub_modules)),
+    )
     if stub_view.has_stubs():
         context.update(
             server_module=SERVER_MODULE,

@@ -440,6 +440,32 @@ class ModelsView:
     def exported_names(self) -> tuple[str, ...]:
         return tuple(sorted(d.name for d in self.ir.definitions))
 
+    def methods_exports(self) -> tuple[str, ...]:
+        """methods.py's public names: its `__all__`, and what the version package loads from it."""
+        return ("Method", "ErrorCode", *self.method_sets())
+
+    def interfaces_exports(self) -> tuple[str, ...]:
+        """interfaces.py's public names: its `__all__`, and what the version package loads from it."""
+        parse_message = ("parse_message",) if self.jsonrpc_shapes() else ()
+        return (
+            "JSONInput",
+            "NOTIFICATION_TYPES",
+            "REQUEST_TYPES",
+            "RESULT_ALTERNATIVES",
+            "RESULT_TYPES",
+            *(helper.function for helper in self.parse_helpers()),
+            *parse_message,
+            "parse_result",
+        )
+
+    def package_exports(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(sub-module, its public names) in the order the version package's `__all__` lists them."""
+        return (
+            ("models", self.exported_names()),
+            ("methods", self.methods_exports()),
+            ("interfaces", self.interfaces_exports()),
+        )
+
     # -- methods.py, interfaces.py, INTERFACES.md ---------------------------------------------
 
     def methods(self) -> tuple[MethodView, ...]:

@@ -2,17 +2,64 @@
 """MCP odd_keys bindings: models, method constants, interface tables and parse helpers.
 
 See INTERFACES.md next to this file for the Request | Result | Notification tables.
+
+Importing this package builds nothing (PEP 562): the first use of a name imports the sub-module that
+defines it, `models` (every class), `methods` (constants) or `interfaces` (tables and parse helpers),
+so a program that imports every version pays only for the ones it uses.
 """
 
-from typing import Final
+import importlib
+from typing import TYPE_CHECKING, Any, Final
 
-from .interfaces import *  # noqa: F403
-from .interfaces import __all__ as _interfaces_all
-from .methods import *  # noqa: F403
-from .methods import __all__ as _methods_all
-from .models import *  # noqa: F403
-from .models import __all__ as _models_all
+if TYPE_CHECKING:
+    from .interfaces import *  # noqa: F403
+    from .methods import *  # noqa: F403
+    from .models import *  # noqa: F403
 
 PROTOCOL_VERSION: Final = "odd_keys"
 
-__all__ = ["PROTOCOL_VERSION", *_models_all, *_methods_all, *_interfaces_all]
+_EXPORTS: Final[dict[str, tuple[str, ...]]] = {
+    "models": (
+        "Implementation",
+        "PromptReference",
+        "RequestMetaObject",
+    ),
+    "methods": (
+        "Method",
+        "ErrorCode",
+        "CLIENT_REQUESTS",
+        "SERVER_REQUESTS",
+        "CLIENT_NOTIFICATIONS",
+        "SERVER_NOTIFICATIONS",
+        "INPUT_REQUESTS",
+    ),
+    "interfaces": (
+        "JSONInput",
+        "NOTIFICATION_TYPES",
+        "REQUEST_TYPES",
+        "RESULT_ALTERNATIVES",
+        "RESULT_TYPES",
+        "parse_result",
+    ),
+}
+"""sub-module -> the public names it defines."""
+
+_SUBMODULES: Final = frozenset({"models", "methods", "interfaces"})
+_DEFINED_IN: Final[dict[str, str]] = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = ["PROTOCOL_VERSION", *(name for names in _EXPORTS.values() for name in names)]
+
+if not TYPE_CHECKING:  # type checkers read the imports above; a __getattr__ would make every name Any
+
+    def __getattr__(name: str) -> Any:
+        module = _DEFINED_IN.get(name)
+        if module is None:
+            if name not in _SUBMODULES:
+                raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            return importlib.import_module(f"{__name__}.{name}")
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value  # later lookups are plain module attributes
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})
