@@ -31,6 +31,7 @@ MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
 def build_server() -> Server:
@@ -47,6 +48,12 @@ def build_server() -> Server:
     def write(text: str) -> str:
         """Needs mcp:write."""
         return f"wrote {text}"
+
+    @server.tool()
+    async def ask_name(ctx: Context) -> str:
+        """Asks the user's name (in 2026-07-28: an InputRequiredResult, then a retry with its requestState)."""
+        answer = await ctx.elicit("Your name?", NAME_SCHEMA, input_key="name")
+        return f"hello {answer.content['name']}"
 
     return server
 
@@ -268,6 +275,37 @@ async def test_a_session_is_bound_to_the_subject_that_created_it(issuer: AuthSer
             owner = await post(url, call, bearer(again) | session)
             assert owner.status_code == 200
             assert json.loads(sse_result(owner)["result"]["content"][0]["text"])["sub"] == "alice"
+
+
+async def test_a_request_state_is_bound_to_the_principal_it_was_issued_to(issuer: AuthServer) -> None:
+    """The spec (basic/patterns/mrtr): servers SHOULD bind requestState to "the authenticated principal, rejecting
+    state presented by a different principal"."""
+    meta = META | {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+    modern = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "ask_name"}
+
+    async def ask(token: str, request_id: int, status: int = 200, **retry: Any) -> dict[str, Any]:
+        params = {"_meta": meta, "name": "ask_name", "arguments": {}, **retry}
+        body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+        response = await post(url, body, bearer(token) | modern)
+        assert response.status_code == status, response.text
+        return sse_result(response)
+
+    with anyio.fail_after(30):
+        async with serving(issuer) as url:
+            alice = issuer.issue_token(audience=url, scopes=["mcp"], subject="alice")
+            mallory = issuer.issue_token(audience=url, scopes=["mcp"], subject="mallory")
+            first = (await ask(alice, 1))["result"]
+            assert first["resultType"] == "input_required" and set(first["inputRequests"]) == {"name"}, first
+            answers = {"name": {"action": "accept", "content": {"name": "Bob"}}}
+            retry = {"inputResponses": answers, "requestState": first["requestState"]}
+
+            stolen = await ask(mallory, 2, status=400, **retry)  # a JSON-RPC error answers 400 in this era
+            assert stolen["error"]["code"] == -32602, stolen
+            assert "another principal" in stolen["error"]["message"], stolen
+
+            renewed = issuer.issue_token(audience=url, scopes=["mcp"], subject="alice")  # same principal, new token
+            done = (await ask(renewed, 3, **retry))["result"]
+            assert done["content"][0]["text"] == "hello Bob", done
 
 
 async def test_introspection_verifier(issuer: AuthServer) -> None:

@@ -110,8 +110,11 @@ class ScaledServer:
 
 
 @contextmanager
-def scaled_server(redis_url: str, *, workers: int = 3, env: Mapping[str, str] | None = None) -> Iterator[ScaledServer]:
-    """The test server with ``workers`` workers on one port; yields once every worker has answered."""
+def scaled_server(
+    redis_url: str, *, workers: int = 3, env: Mapping[str, str] | None = None, options: tuple[str, ...] = ()
+) -> Iterator[ScaledServer]:
+    """The test server with ``workers`` workers on one port (and the runner's ``options``); yields once every worker
+    has answered."""
     prefix = f"t{free_port()}"
     environment = {**os.environ, "MCPGEN_REDIS_PREFIX": prefix, **(env or {})}
     command = [
@@ -129,6 +132,7 @@ def scaled_server(redis_url: str, *, workers: int = 3, env: Mapping[str, str] | 
         redis_url,
         "--log-level",
         "warning",
+        *options,
     ]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=environment)
     lines: list[str] = []

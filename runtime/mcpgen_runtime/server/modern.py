@@ -121,7 +121,9 @@ class ModernRequest:
         route = self.route(method)
         typed = typed_params(route, params)
         if route.input_required_result is not None and isinstance(params, dict):
-            self.exchange = InputExchange(self.connection.request_states, method, params)
+            identity = context.auth  # the spec: bind the state to the authenticated principal (mrtr.py)
+            owner = identity.owner if identity is not None else None
+            self.exchange = InputExchange(self.connection.request_states, method, params, owner)
         handler = getattr(handlers_class(self.protocol_version)(self), route.handler)
         try:
             returned = await handler(typed, context)

@@ -17,7 +17,9 @@ the same order each time it runs (keys name questions, by position unless named)
 questions that must not happen twice. ``Context.gather`` asks several questions in one round.
 
 The state is bound to the request (method and a digest of its params, without ``_meta``, ``inputResponses`` and
-``requestState``): a state presented on another request is refused, like a forged or expired one (-32602).
+``requestState``) and, on a protected server, to the principal that made it (a digest of the access token's issuer
+and subject, else its client: ``AccessToken.owner``), as the spec recommends against cross-user replay: a state
+presented on another request or by another principal is refused, like a forged or expired one (-32602).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Final
 from ..jsonrpc.envelopes import InvalidParams
 from .request_state import InvalidRequestStateError, RequestStateCodec
 
-__all__ = ["INPUT_METHODS", "InputExchange", "InputRequired", "params_digest"]
+__all__ = ["INPUT_METHODS", "InputExchange", "InputRequired", "params_digest", "principal_digest"]
 
 INPUT_METHODS: Final = {
     "elicitation/create": "elicitation",
@@ -50,6 +52,12 @@ class InputRequired(BaseException):
         self.requests = dict(requests)
 
 
+def principal_digest(owner: str | None) -> str | None:
+    """What binds a ``requestState`` to who asked: SHA-256 of ``AccessToken.owner`` (None when unauthenticated).
+    A digest, so that the token, which the client can read, does not spell out the identity."""
+    return None if owner is None else hashlib.sha256(owner.encode("utf-8")).hexdigest()
+
+
 def params_digest(params: Mapping[str, Any]) -> str:
     """What binds a ``requestState`` to its request: SHA-256 of the params' canonical JSON, minus the MRTR fields."""
     bound = {key: value for key, value in params.items() if key not in _NOT_BOUND}
@@ -60,10 +68,14 @@ def params_digest(params: Mapping[str, Any]) -> str:
 class InputExchange:
     """The input of one modern request: the answers it arrived with, the questions the handler asked."""
 
-    def __init__(self, codec: RequestStateCodec, method: str, params: Mapping[str, Any]) -> None:
+    def __init__(
+        self, codec: RequestStateCodec, method: str, params: Mapping[str, Any], principal: str | None = None
+    ) -> None:
         """Reads ``inputResponses`` and ``requestState`` from ``params`` (already validated as the version's
-        params). Raises ``InvalidParams`` (-32602) for a state that is not valid for this request."""
+        params). ``principal``: ``AccessToken.owner`` of the request, None when it is not authenticated. Raises
+        ``InvalidParams`` (-32602) for a state that is not valid for this request and principal."""
         self._codec, self._method, self._digest = codec, method, params_digest(params)
+        self._principal = principal_digest(principal)
         self.answers: dict[str, Any] = {}
         self.used: dict[str, Any] = {}  # answers the handler consumed: carried over to the next round
         self.requested: dict[str, dict[str, Any]] = {}
@@ -83,6 +95,8 @@ class InputExchange:
             claims = self._codec.unseal(token)
             if claims.get("m") != self._method or claims.get("d") != self._digest:
                 raise InvalidRequestStateError("requestState belongs to another request")
+            if claims.get("p") != self._principal:
+                raise InvalidRequestStateError("requestState was issued to another principal")
         except InvalidRequestStateError as exc:
             raise InvalidParams(f"Invalid params: {exc}") from None
         answers = claims.get("a")
@@ -109,5 +123,8 @@ class InputExchange:
     def input_required_result(self) -> dict[str, Any]:
         """The ``InputRequiredResult`` for the questions asked (``resultType`` and ``_meta`` are added by the caller).
         Raises ``ValueError`` when the state would be too large (see ``RequestStateCodec``)."""
-        state = self._codec.seal({"m": self._method, "d": self._digest, "a": self.used})
+        claims: dict[str, Any] = {"m": self._method, "d": self._digest, "a": self.used}
+        if self._principal is not None:
+            claims["p"] = self._principal
+        state = self._codec.seal(claims)
         return {"inputRequests": dict(self.requested), "requestState": state}
