@@ -19,7 +19,14 @@ from typing import Any
 from _common import table, verdict
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("bench_regenerate.py", "bench_validation.py", "bench_import.py", "bench_stdio.py", "bench_http.py")
+BENCHMARKS = (
+    "bench_regenerate.py",
+    "bench_validation.py",
+    "bench_import.py",
+    "bench_stdio.py",
+    "bench_http.py",
+    "bench_startup.py",
+)
 
 
 def _load(numbers: dict[str, object]) -> str:
@@ -90,7 +97,7 @@ def main(argv: list[str]) -> int:
             results[script] = json.loads(out.read_text(encoding="utf-8"))
     elapsed = time.perf_counter() - start
 
-    regen, valid, imp, stdio, http = (results[name] for name in BENCHMARKS)
+    regen, valid, imp, stdio, http, startup = (results[name] for name in BENCHMARKS)
     rows = [
         (
             "regenerate, cold cache",
@@ -147,6 +154,16 @@ def main(argv: list[str]) -> int:
                 verdict(bool(cell["met"])),
             )
         )
+    ours_start, theirs_start = startup["servers"]["mcpgen"], startup["servers"]["mcp 2.3.0"]
+    rows.append(
+        (
+            "stdio server cold start, spawn to first tools/call",
+            f"{ours_start['first_call_ms']:.0f} vs {theirs_start['first_call_ms']:.0f} ms",
+            f"{startup['ratios']['first_call_ms']:.2f}x",
+            "(none)",
+            "-",
+        )
+    )
     print("\n\nSUMMARY (mcpgen vs peer; ratio > 1 means mcpgen is faster)")
     print(table(["benchmark", "numbers (medians)", "ratio", "target", "result"], rows))
     print("\nISSUE 15 TARGETS (same-run ratios; 1-minute load average at each benchmark's start..end in brackets)")
