@@ -19,79 +19,99 @@ import cycle exists, counting ``TYPE_CHECKING`` and function-level imports):
   not need).
 """
 
-from .client import Client
-from .jsonrpc import (
-    ErrorCode,
-    FrameTooLarge,
-    InvalidParams,
-    JSONParams,
-    JSONRPCError,
-    MemoryMessageStream,
-    MessageStream,
-    MethodNotFound,
-    NotificationHandler,
-    ProgressCallback,
-    RequestContext,
-    RequestHandler,
-    RequestId,
-    Session,
-    SessionClosedError,
-    memory_stream_pair,
-)
-from .server import (
-    Accepted,
-    CacheHint,
-    CallNext,
-    Cancelled,
-    Context,
-    Declined,
-    ElicitOutcome,
-    IncomingRequest,
-    InvalidParamsError,
-    LifespanError,
-    Middleware,
-    ResourceNotFoundError,
-    Server,
-    ToolError,
-)
-from .testing import connect_in_memory
-from .transports.stdio import NDJSONStream, SubprocessStream, open_subprocess_stream, stdio_server_stream
+import importlib
+from typing import TYPE_CHECKING, Any, Final
 
-__all__ = [
-    "Accepted",
-    "CacheHint",
-    "CallNext",
-    "Cancelled",
-    "Client",
-    "Context",
-    "Declined",
-    "ElicitOutcome",
-    "ErrorCode",
-    "FrameTooLarge",
-    "IncomingRequest",
-    "InvalidParams",
-    "InvalidParamsError",
-    "JSONParams",
-    "JSONRPCError",
-    "LifespanError",
-    "MemoryMessageStream",
-    "MessageStream",
-    "MethodNotFound",
-    "Middleware",
-    "NDJSONStream",
-    "NotificationHandler",
-    "ProgressCallback",
-    "RequestContext",
-    "RequestHandler",
-    "RequestId",
-    "ResourceNotFoundError",
-    "Server",
-    "Session",
-    "SessionClosedError",
-    "SubprocessStream",
-    "ToolError",
-    "connect_in_memory",
-    "memory_stream_pair",
-    "open_subprocess_stream",
-    "stdio_server_stream",
-]
+if TYPE_CHECKING:  # type checkers read these; at run time a name is imported on first use (__getattr__ below)
+    from .client import Client as Client
+    from .jsonrpc import ErrorCode as ErrorCode
+    from .jsonrpc import FrameTooLarge as FrameTooLarge
+    from .jsonrpc import InvalidParams as InvalidParams
+    from .jsonrpc import JSONParams as JSONParams
+    from .jsonrpc import JSONRPCError as JSONRPCError
+    from .jsonrpc import MemoryMessageStream as MemoryMessageStream
+    from .jsonrpc import MessageStream as MessageStream
+    from .jsonrpc import MethodNotFound as MethodNotFound
+    from .jsonrpc import NotificationHandler as NotificationHandler
+    from .jsonrpc import ProgressCallback as ProgressCallback
+    from .jsonrpc import RequestContext as RequestContext
+    from .jsonrpc import RequestHandler as RequestHandler
+    from .jsonrpc import RequestId as RequestId
+    from .jsonrpc import Session as Session
+    from .jsonrpc import SessionClosedError as SessionClosedError
+    from .jsonrpc import memory_stream_pair as memory_stream_pair
+    from .server import Accepted as Accepted
+    from .server import CacheHint as CacheHint
+    from .server import CallNext as CallNext
+    from .server import Cancelled as Cancelled
+    from .server import Context as Context
+    from .server import Declined as Declined
+    from .server import ElicitOutcome as ElicitOutcome
+    from .server import IncomingRequest as IncomingRequest
+    from .server import InvalidParamsError as InvalidParamsError
+    from .server import LifespanError as LifespanError
+    from .server import Middleware as Middleware
+    from .server import ResourceNotFoundError as ResourceNotFoundError
+    from .server import Server as Server
+    from .server import ToolError as ToolError
+    from .testing import connect_in_memory as connect_in_memory
+    from .transports.stdio import NDJSONStream as NDJSONStream
+    from .transports.stdio import SubprocessStream as SubprocessStream
+    from .transports.stdio import open_subprocess_stream as open_subprocess_stream
+    from .transports.stdio import stdio_server_stream as stdio_server_stream
+
+# Lazy (PEP 562), so that `from mcpgen_runtime.server import Server` does not import the client, and a client does not
+# import the server: each pays only for what it uses (every layer below imports what it needs itself).
+_DEFINED_IN: Final[dict[str, str]] = {
+    "Accepted": ".server",
+    "CacheHint": ".server",
+    "CallNext": ".server",
+    "Cancelled": ".server",
+    "Client": ".client",
+    "Context": ".server",
+    "Declined": ".server",
+    "ElicitOutcome": ".server",
+    "ErrorCode": ".jsonrpc",
+    "FrameTooLarge": ".jsonrpc",
+    "IncomingRequest": ".server",
+    "InvalidParams": ".jsonrpc",
+    "InvalidParamsError": ".server",
+    "JSONParams": ".jsonrpc",
+    "JSONRPCError": ".jsonrpc",
+    "LifespanError": ".server",
+    "MemoryMessageStream": ".jsonrpc",
+    "MessageStream": ".jsonrpc",
+    "MethodNotFound": ".jsonrpc",
+    "Middleware": ".server",
+    "NDJSONStream": ".transports.stdio",
+    "NotificationHandler": ".jsonrpc",
+    "ProgressCallback": ".jsonrpc",
+    "RequestContext": ".jsonrpc",
+    "RequestHandler": ".jsonrpc",
+    "RequestId": ".jsonrpc",
+    "ResourceNotFoundError": ".server",
+    "Server": ".server",
+    "Session": ".jsonrpc",
+    "SessionClosedError": ".jsonrpc",
+    "SubprocessStream": ".transports.stdio",
+    "ToolError": ".server",
+    "connect_in_memory": ".testing",
+    "memory_stream_pair": ".jsonrpc",
+    "open_subprocess_stream": ".transports.stdio",
+    "stdio_server_stream": ".transports.stdio",
+}
+
+__all__ = sorted(_DEFINED_IN)
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        module = _DEFINED_IN.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

@@ -14,6 +14,9 @@ library, anyio, pydantic and ``mcp_bindings``; never ``server`` (the two sides s
 This package re-exports the names a client author needs.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from . import client_support
 from .auth.errors import AuthorizationError
 from .client import Client, ClientContext
 from .client_support import (
@@ -21,8 +24,6 @@ from .client_support import (
     DEFAULT_REQUEST_TIMEOUT,
     LATEST_VERSION,
     SUPPORTED_VERSIONS,
-    AnyClientHandlers,
-    AnyClientStub,
     CapabilityError,
     ClientError,
     InvalidResultError,
@@ -35,6 +36,19 @@ from .client_support import (
 from .input_required import DEFAULT_MAX_INPUT_ROUNDS, InputRequiredError
 from .modern import DEFAULT_DISCOVER_TIMEOUT, LATEST_MODERN_VERSION, MODERN_VERSIONS
 from .subscriptions import DEFAULT_MAX_PENDING, Subscription, SubscriptionLostError
+
+if TYPE_CHECKING:
+    from .client_support import AnyClientHandlers, AnyClientStub
+else:
+
+    def __getattr__(name: str) -> Any:
+        # The unions over every version's stubs, built on first use (see client_support): not on import.
+        if name in ("AnyClientHandlers", "AnyClientStub"):
+            value = getattr(client_support, name)
+            globals()[name] = value
+            return value
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_DISCOVER_TIMEOUT",

@@ -47,10 +47,6 @@ from .client_support import (
     MODERN,
     SUPPORTED_VERSIONS,
     VERSIONS,
-    AnyClientHandlers,
-    AnyClientStub,
-    AnyImplementation,
-    AnyInitializeResult,
     CapabilityError,
     ClientError,
     InvalidResultError,
@@ -82,10 +78,11 @@ if TYPE_CHECKING:
     import httpx2  # only for the annotation: stdio clients never import it
 
     from ..transports.http_client_auth import HTTPAuth
+    from .client_support import AnyClientHandlers, AnyClientStub, AnyImplementation, AnyInitializeResult
 
 logger = logging.getLogger(__name__)
 
-StubT = TypeVar("StubT", bound=AnyClientStub)
+StubT = TypeVar("StubT", bound="AnyClientStub")
 ParamsT = TypeVar("ParamsT")
 ResultT = TypeVar("ResultT")
 
@@ -304,7 +301,7 @@ class Client(ConveniencesMixin, ListsMixin):
             raise UnsupportedVersionError(answered, accepted)
         spec = VERSIONS[cast(str, answered)]
         try:
-            result = cast(AnyInitializeResult, spec.package.parse_result("initialize", raw))
+            result = cast("AnyInitializeResult", spec.package.parse_result("initialize", raw))
         except ValidationError as exc:
             raise InvalidResultError(f"invalid initialize result for MCP {spec.version}: {exc}") from exc
         capabilities = raw.get("capabilities")
@@ -385,7 +382,7 @@ class Client(ConveniencesMixin, ListsMixin):
         if self._modern is None:
             return self.initialize_result.server_info
         info = self._modern.server_info
-        return cast(AnyImplementation, self.bindings.Implementation.model_validate(info)) if info else None
+        return cast("AnyImplementation", self.bindings.Implementation.model_validate(info)) if info else None
 
     @property
     def instructions(self) -> str | None:

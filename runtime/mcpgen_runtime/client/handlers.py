@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_bindings import base as _base
 
@@ -23,12 +23,15 @@ from ..protocol.results import ResultValidationError, as_result
 from .client_support import (
     MODERN,
     VERSIONS,
-    AnyClientHandlers,
     VersionSpec,
     merge_capabilities,
     set_path,
     validate_params,
+    version_of_module,
 )
+
+if TYPE_CHECKING:
+    from .client_support import AnyClientHandlers
 
 __all__ = ["HandlerDispatch"]
 
@@ -45,12 +48,15 @@ _INPUT_RESULTS = {
 
 
 def _version_of_handlers(handlers: object) -> VersionSpec:
-    specs = (*VERSIONS.values(), *MODERN.values())
-    for spec in specs:
-        if isinstance(handlers, spec.handlers_base):
-            return spec
+    # By the module of the generated ClientHandlers it subclasses: only that version is loaded, not every one.
+    for base in type(handlers).__mro__:
+        version = version_of_module(base.__module__) if base.__name__ == "ClientHandlers" else None
+        if version is not None:
+            spec = VERSIONS[version] if version in VERSIONS else MODERN[version]
+            if isinstance(handlers, spec.handlers_base):
+                return spec
     raise TypeError(
-        f"handlers must subclass the ClientHandlers of one of MCP {', '.join(spec.version for spec in specs)}, "
+        f"handlers must subclass the ClientHandlers of one of MCP {', '.join((*VERSIONS, *MODERN))}, "
         f"not {type(handlers).__name__}"
     )
 

@@ -19,22 +19,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from mcp_bindings import base as _base
 
 from ..jsonrpc.envelopes import JSONRPCError
-from .client_support import (
-    AnyPrompt,
-    AnyResource,
-    AnyResourceTemplate,
-    AnyTool,
-    ClientError,
-    ListCache,
-    PaginationError,
-)
+from .client_support import ClientError, ListCache, PaginationError
 from .tool_headers import header_map, invalid_x_mcp_header, param_headers
 
 if TYPE_CHECKING:
     from types import ModuleType
 
     from ..jsonrpc.context import ProgressCallback
-    from .client_support import AnyClientStub
+    from .client_support import AnyClientStub, AnyPrompt, AnyResource, AnyResourceTemplate, AnyTool
     from .modern import ModernState
 
 __all__ = ["ListsMixin"]
@@ -73,29 +65,29 @@ class ListsMixin:
 
     def __init__(self) -> None:
         self._caches: dict[str, ListCache[Any]] = {
-            "tools": ListCache[AnyTool](self._fetch_tools),
-            "prompts": ListCache[AnyPrompt](lambda: self._fetch("prompts")),
-            "resources": ListCache[AnyResource](lambda: self._fetch("resources")),
-            "resource_templates": ListCache[AnyResourceTemplate](lambda: self._fetch("resource_templates")),
+            "tools": ListCache(self._fetch_tools),
+            "prompts": ListCache(lambda: self._fetch("prompts")),
+            "resources": ListCache(lambda: self._fetch("resources")),
+            "resource_templates": ListCache(lambda: self._fetch("resource_templates")),
         }
 
     async def tools(self) -> list[AnyTool]:
         """Every tool (all pages), cached until ``notifications/tools/list_changed`` (or, in the modern era, for
         the server's ``ttlMs``)."""
-        return cast(list[AnyTool], await self._caches["tools"].get())
+        return cast("list[AnyTool]", await self._caches["tools"].get())
 
     async def prompts(self) -> list[AnyPrompt]:
         """Every prompt, cached until ``notifications/prompts/list_changed`` (modern era: or ``ttlMs``)."""
-        return cast(list[AnyPrompt], await self._caches["prompts"].get())
+        return cast("list[AnyPrompt]", await self._caches["prompts"].get())
 
     async def resources(self) -> list[AnyResource]:
         """Every resource, cached until ``notifications/resources/list_changed`` (modern era: or ``ttlMs``)."""
-        return cast(list[AnyResource], await self._caches["resources"].get())
+        return cast("list[AnyResource]", await self._caches["resources"].get())
 
     async def resource_templates(self) -> list[AnyResourceTemplate]:
         """Every resource template, cached until ``notifications/resources/list_changed`` (modern era: or
         ``ttlMs``)."""
-        return cast(list[AnyResourceTemplate], await self._caches["resource_templates"].get())
+        return cast("list[AnyResourceTemplate]", await self._caches["resource_templates"].get())
 
     def cache(self, name: str) -> ListCache[Any]:
         """The cache behind ``tools()`` and friends ("tools", "prompts", "resources", "resource_templates")."""

@@ -21,18 +21,12 @@ what is below them). The list above is the dependency order inside the layer.
 This package re-exports the names a server author needs.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from . import context
 from .caching import DEFAULT_CACHE_HINTS, CacheHint, CacheScope
 from .connection import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerConnection
-from .context import (
-    LOG_LEVELS,
-    AnyCreateMessageResult,
-    AnyElicitResult,
-    AnyReadResourceResult,
-    AnyRoot,
-    CapabilityError,
-    Context,
-    InvalidClientResultError,
-)
+from .context import LOG_LEVELS, CapabilityError, Context, InvalidClientResultError
 from .elicitation import Accepted, Cancelled, Declined, ElicitOutcome
 from .errors import (
     HeaderMismatchError,
@@ -48,6 +42,19 @@ from .mrtr import InputRequired
 from .registry import Registry
 from .request_state import InvalidRequestStateError, RequestStateCodec
 from .server import Server
+
+if TYPE_CHECKING:
+    from .context import AnyCreateMessageResult, AnyElicitResult, AnyReadResourceResult, AnyRoot
+else:
+
+    def __getattr__(name: str) -> Any:
+        # The unions of every version's models, built on first use (see context.py): not on import.
+        if name in ("AnyCreateMessageResult", "AnyElicitResult", "AnyReadResourceResult", "AnyRoot"):
+            value = getattr(context, name)
+            globals()[name] = value
+            return value
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_CACHE_HINTS",

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -79,9 +79,22 @@ LATEST_PROTOCOL_VERSION: Final = SUPPORTED_PROTOCOL_VERSIONS[-1]
 BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
 
 # Every request method of a supported version: "not initialized yet" for these, "method not found" for the rest.
+# Read from each version's method constants (the requests a client sends, which are the server stub's routes), so
+# that starting a server does not build every version's models; the version a client negotiates loads its own.
 _KNOWN_METHODS: Final = frozenset(
-    method for version in SUPPORTED_PROTOCOL_VERSIONS for method in stub_for(version).SERVER_ROUTES
+    str(method) for version in SUPPORTED_PROTOCOL_VERSIONS for method in bindings_for(version).CLIENT_REQUESTS
 )
+
+
+class _DeferredStub:
+    """The newest version's server stub, imported on first use: what a connection consults before ``initialize``
+    (rarely anything), so that opening one does not build that version's models when the client negotiates another."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(stub_for(LATEST_PROTOCOL_VERSION), name)
+
+
+_LATEST_STUB: Final = cast(ModuleType, _DeferredStub())
 
 
 class _BatchGate:
@@ -157,8 +170,8 @@ class ServerConnection:
         self.lifespan_state = lifespan_state
         self.request_states = request_states or RequestStateCodec()
         self.protocol_version = ""  # "" until initialize has been answered
-        self.bindings: ModuleType = bindings_for(LATEST_PROTOCOL_VERSION)
-        self.stub: ModuleType = stub_for(LATEST_PROTOCOL_VERSION)
+        self.bindings: ModuleType = bindings_for(LATEST_PROTOCOL_VERSION)  # lazy: builds nothing until used
+        self.stub: ModuleType = _LATEST_STUB  # until initialize picks the negotiated version's
         self.initialized = False  # notifications/initialized received
         self.capabilities: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}

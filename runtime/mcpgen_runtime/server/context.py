@@ -34,6 +34,7 @@ import mcp_bindings.v2026_07_28 as _v5
 from ..jsonrpc.context import RequestContext
 from ..jsonrpc.envelopes import RequestId
 from ..protocol.results import ResultValidationError, field_errors
+from ..protocol.version_unions import EVERY_VERSION, VersionUnions
 from ..protocol.versions import is_modern
 from ..transports import http_session
 from ..transports.http_session import close_sse_stream
@@ -59,24 +60,37 @@ __all__ = [
     "InvalidClientResultError",
 ]
 
-# What the client answers, as the negotiated version's models (the four versions' classes are distinct).
-AnyCreateMessageResult: TypeAlias = (
-    _v1.CreateMessageResult
-    | _v2.CreateMessageResult
-    | _v3.CreateMessageResult
-    | _v4.CreateMessageResult
-    | _v5.CreateMessageResult
-)
-# elicitation exists from 2025-06-18 on
-AnyElicitResult: TypeAlias = _v3.ElicitResult | _v4.ElicitResult | _v5.ElicitResult
-AnyRoot: TypeAlias = _v1.Root | _v2.Root | _v3.Root | _v4.Root | _v5.Root
-AnyReadResourceResult: TypeAlias = (
-    _v1.ReadResourceResult
-    | _v2.ReadResourceResult
-    | _v3.ReadResourceResult
-    | _v4.ReadResourceResult
-    | _v5.ReadResourceResult
-)
+# What the client answers, as the negotiated version's models (the versions' classes are distinct). At run time
+# each union is built on first use (module __getattr__ below): building it loads every version's models, which a
+# server that speaks one version should not pay for when it starts.
+if TYPE_CHECKING:
+    AnyCreateMessageResult: TypeAlias = (
+        _v1.CreateMessageResult
+        | _v2.CreateMessageResult
+        | _v3.CreateMessageResult
+        | _v4.CreateMessageResult
+        | _v5.CreateMessageResult
+    )
+    # elicitation exists from 2025-06-18 on
+    AnyElicitResult: TypeAlias = _v3.ElicitResult | _v4.ElicitResult | _v5.ElicitResult
+    AnyRoot: TypeAlias = _v1.Root | _v2.Root | _v3.Root | _v4.Root | _v5.Root
+    AnyReadResourceResult: TypeAlias = (
+        _v1.ReadResourceResult
+        | _v2.ReadResourceResult
+        | _v3.ReadResourceResult
+        | _v4.ReadResourceResult
+        | _v5.ReadResourceResult
+    )
+else:
+    __getattr__ = VersionUnions(
+        __name__,
+        {
+            "AnyCreateMessageResult": ("CreateMessageResult", EVERY_VERSION, "models"),
+            "AnyElicitResult": ("ElicitResult", ("2025-06-18", "2025-11-25", "2026-07-28"), "models"),
+            "AnyRoot": ("Root", EVERY_VERSION, "models"),
+            "AnyReadResourceResult": ("ReadResourceResult", EVERY_VERSION, "models"),
+        },
+    )
 
 _UNKNOWN: Final = object()
 
@@ -297,7 +311,7 @@ class Context(Generic[StateT]):
         result = await self._connection.request_client(
             "sampling/createMessage", params, timeout=timeout, input_key=input_key
         )
-        return cast(AnyCreateMessageResult, result)
+        return cast("AnyCreateMessageResult", result)
 
     @overload
     async def elicit(
@@ -337,7 +351,7 @@ class Context(Generic[StateT]):
             "elicitation/create", params, timeout=timeout, input_key=input_key
         )
         if not isinstance(schema, type):
-            return cast(AnyElicitResult, result)
+            return cast("AnyElicitResult", result)
         try:
             return elicit_outcome(schema, result)
         except ValidationError as exc:
@@ -350,7 +364,7 @@ class Context(Generic[StateT]):
         not a valid ``ListRootsResult``. ``input_key``: see ``sample``."""
         self._require("roots", "roots/list")
         result = await self._connection.request_client("roots/list", {}, timeout=timeout, input_key=input_key)
-        return list(cast(list[AnyRoot], result.roots))
+        return list(cast("list[AnyRoot]", result.roots))
 
     async def gather(self, *calls: Awaitable[Any]) -> list[Any]:
         """Ask several questions at once: ``name, roots = await context.gather(context.elicit(...),
@@ -390,7 +404,7 @@ class Context(Generic[StateT]):
         (-32002) for an unknown URI, -32602 for a template variable that does not convert, and whatever the
         resource's function raises."""
         result = await self._connection.read_resource(uri, self)
-        return cast(AnyReadResourceResult, result)
+        return cast("AnyReadResourceResult", result)
 
     def _require(self, capability: str, method: str) -> None:
         if method not in self._connection.bindings.REQUEST_TYPES:
