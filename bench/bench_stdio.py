@@ -1,8 +1,8 @@
 """stdio round trips of `tools/call`: mcpgen against the official SDK (`mcp==2.3.0`), as a server and as a client.
 
-Both servers run as real subprocesses (bench/servers/, the same `add` tool). Every sample is one sequential
-`tools/call add` round trip, one request in flight (client framing, pipe, server dispatch and validation, pipe back,
-result parsing), after a warm-up. Two comparisons:
+Both servers run as real subprocesses (bench/servers/, the same `add` tool). Every sample is one `tools/call add`
+round trip (client framing, pipe, server dispatch and validation, pipe back, result parsing), after a warm-up; in 1.
+and 2. one request is in flight at a time. Three comparisons:
 
 1. Servers: a minimal raw NDJSON client (pre-encoded frames on a blocking pipe, one json.loads per answer) drives
    both servers, so almost all of each sample is the server. Target: our server >= 2x the official one's req/s,
@@ -14,8 +14,13 @@ result parsing), after a warm-up. Two comparisons:
    client's own CPU per call (`time.process_time` of this process, which is the client; the server is a child
    process) is shown: a round trip also contains the server's time and the pipe's, which no client can remove, so
    the req/s ratio of two clients is bounded by them (see the note printed with the table).
+3. Clients with calls in flight at once (what a gateway does): each client runs ``--concurrency`` tasks (default
+   16) in one session, each making sequential `tools/call add` round trips, ``--calls`` in all; throughput is calls
+   over the wall time of the whole batch, latency is per call. The typed client against the official one, against
+   each server, alternating, same as 2. (The JSON summary has these under "concurrent <N> in flight, typed vs
+   official client, <server> server", in the same shape as the sequential entries.)
 
-Run: .venv/bin/python bench/bench_stdio.py [--calls N] [--repeat N] [--json PATH]
+Run: .venv/bin/python bench/bench_stdio.py [--calls N] [--repeat N] [--concurrency N] [--json PATH]
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 from _common import ROOT, banner, int_option, table, verdict, write_summary
@@ -41,8 +46,9 @@ SERVERS = {
 WARMUP = 200
 VERSION = "2025-11-25"
 
-# A run: (latencies in seconds of the timed calls, CPU seconds of this process over them).
-Run = tuple[list[float], float]
+# A run: latencies in seconds of the timed calls, CPU seconds of this process over them, and the wall time of the
+# timed part when calls overlapped (None for sequential calls: then the latencies add up to it).
+Run = tuple[list[float], float, float | None]
 
 
 async def measure(script: str, calls: int) -> Run:
@@ -62,7 +68,7 @@ async def measure(script: str, calls: int) -> Run:
             assert isinstance(block, TextContent) and block.text == str(index + 1), result
             if index >= WARMUP:
                 latencies.append(elapsed)
-        return latencies, time.process_time() - cpu_start
+        return latencies, time.process_time() - cpu_start, None
 
 
 async def measure_official(script: str, calls: int) -> Run:
@@ -87,7 +93,66 @@ async def measure_official(script: str, calls: int) -> Run:
             assert getattr(result.content[0], "text", None) == str(index + 1), result
             if index >= WARMUP:
                 latencies.append(elapsed)
-        return latencies, time.process_time() - cpu_start
+        return latencies, time.process_time() - cpu_start, None
+
+
+async def concurrently(
+    call: Callable[[int], Awaitable[None]], calls: int, tasks: int
+) -> tuple[list[float], float, float]:
+    """A warm-up, then ``calls`` calls of ``call(n)`` spread over ``tasks`` tasks, each making its calls one after
+    the other: (latencies, CPU seconds of this process, wall seconds), of the timed part."""
+    latencies: list[float] = []
+
+    async def worker(first: int, count: int, record: bool) -> None:
+        for n in range(first, first + count):
+            started = time.perf_counter()
+            await call(n)
+            if record:
+                latencies.append(time.perf_counter() - started)
+
+    for record, total in ((False, WARMUP), (True, calls)):
+        if record:
+            cpu_start, wall_start = time.process_time(), time.perf_counter()
+        share, extra = divmod(total, tasks)
+        async with anyio.create_task_group() as tg:
+            first = 0
+            for task in range(tasks):
+                count = share + (1 if task < extra else 0)
+                tg.start_soon(worker, first, count, record)
+                first += count
+    return latencies, time.process_time() - cpu_start, time.perf_counter() - wall_start
+
+
+async def measure_concurrent(script: str, calls: int, tasks: int) -> Run:
+    """mcpgen's typed client with ``tasks`` tasks calling at once over one connection."""
+    async with Client.connect_stdio([sys.executable, script], version=VERSION) as client:
+        api = client.stub(ClientStub)
+
+        async def call(n: int) -> None:
+            result = await api.call_tool(CallToolRequestParams(name="add", arguments={"a": n, "b": 1}))
+            block = result.content[0]
+            assert isinstance(block, TextContent) and block.text == str(n + 1), result
+
+        return await concurrently(call, calls, tasks)
+
+
+async def measure_official_concurrent(script: str, calls: int, tasks: int) -> Run:
+    """The official client with ``tasks`` tasks calling at once over one connection."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async with (
+        stdio_client(StdioServerParameters(command=sys.executable, args=[script])) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        initialized = await session.initialize()
+        assert initialized.protocol_version == VERSION, initialized
+
+        async def call(n: int) -> None:
+            result = await session.call_tool("add", {"a": n, "b": 1})
+            assert getattr(result.content[0], "text", None) == str(n + 1), result
+
+        return await concurrently(call, calls, tasks)
 
 
 def measure_raw(script: str, calls: int) -> list[float]:
@@ -130,10 +195,10 @@ def percentile(values: list[float], fraction: float) -> float:
 def stats_of(runs: list[Run]) -> dict[str, float]:
     """Medians over the runs: req/s, p50 and p99 latency, and the client's CPU per call (us; raw runs: none)."""
     return {
-        "rps": statistics.median(len(lat) / sum(lat) for lat, _ in runs),
-        "p50_ms": statistics.median(statistics.median(lat) for lat, _ in runs) * 1000,
-        "p99_ms": statistics.median(percentile(lat, 0.99) for lat, _ in runs) * 1000,
-        "client_cpu_us": statistics.median(cpu / len(lat) for lat, cpu in runs) * 1e6,
+        "rps": statistics.median(len(lat) / (sum(lat) if wall is None else wall) for lat, _, wall in runs),
+        "p50_ms": statistics.median(statistics.median(lat) for lat, _, _ in runs) * 1000,
+        "p99_ms": statistics.median(percentile(lat, 0.99) for lat, _, _ in runs) * 1000,
+        "client_cpu_us": statistics.median(cpu / len(lat) for lat, cpu, _ in runs) * 1e6,
     }
 
 
@@ -191,12 +256,16 @@ def compare(
 def main() -> None:
     calls = int_option(sys.argv, "--calls", 3000)
     repeat = int_option(sys.argv, "--repeat", 3)
-    banner(f"bench_stdio: {calls} sequential tools/call round trips over stdio, {repeat} alternating runs per side")
+    concurrency = int_option(sys.argv, "--concurrency", 16)
+    banner(
+        f"bench_stdio: {calls} tools/call round trips over stdio, sequential and {concurrency} in flight, {repeat}"
+        " alternating runs per side"
+    )
     summary: dict[str, object] = {}
     ours_script, theirs_script = str(SERVERS["mcpgen"]), str(SERVERS["mcp 2.3.0"])
 
     def raw(script: str) -> Callable[[], Run]:
-        return lambda: (measure_raw(script, calls), 0.0)
+        return lambda: (measure_raw(script, calls), 0.0, None)
 
     summary["raw NDJSON client"] = compare(
         "1. servers, driven by the raw NDJSON client",
@@ -219,7 +288,7 @@ def main() -> None:
             repeat,
         )
         summary[f"typed vs official client, {server} server"] = result
-        servers = result["servers"]  # type: ignore[index]
+        servers = result["servers"]
         theirs = servers["mcp 2.3.0"]  # type: ignore[index]
         # The server and the pipe are in both round trips: the req/s ratio cannot exceed what is left after them.
         raw_stats = summary["raw NDJSON client"]["servers"][server]  # type: ignore[index]
@@ -227,10 +296,25 @@ def main() -> None:
         bound = (1000 / theirs["rps"]) / floor_ms
         print(
             f"   note: with the raw client a round trip to this server takes {floor_ms:.3f} ms (server + pipe, next to"
-            f" no client); the official client's takes {1000 / theirs['rps']:.3f} ms, so no client can be more than"
-            f" {bound:.2f}x faster than it against this server"
+            f" no client); the official client's takes {1000 / theirs['rps']:.3f} ms, so a client as cheap as the raw"
+            f" one would be about {bound:.2f}x faster than it against this server (an estimate, not a hard bound: the"
+            " raw client's blocking reads wake up on their own schedule, an event loop's on another)"
         )
         result["req_s_bound"] = bound
+
+    def typed_concurrent(script: str) -> Callable[[], Run]:
+        return lambda: anyio.run(measure_concurrent, script, calls, concurrency)
+
+    def official_concurrent(script: str) -> Callable[[], Run]:
+        return lambda: anyio.run(measure_official_concurrent, script, calls, concurrency)
+
+    for server, script in SERVERS.items():
+        summary[f"concurrent {concurrency} in flight, typed vs official client, {server} server"] = compare(
+            f"3. clients, {concurrency} calls in flight from one client, against the {server} server",
+            ("mcpgen typed client", "official client"),
+            (typed_concurrent(str(script)), official_concurrent(str(script))),
+            repeat,
+        )
     write_summary(sys.argv, summary)
 
 

@@ -22,10 +22,13 @@ import anyio
 from .context import PING, RequestContext, RequestHandler
 from .envelopes import (
     ErrorCode,
+    ErrorResponse,
     JSONParams,
     JSONRPCError,
     MethodNotFound,
     Request,
+    RequestId,
+    Response,
     encode_frame,
     error_response,
     success_response,
@@ -38,6 +41,7 @@ __all__ = [
     "TaskDeadline",
     "TaskScope",
     "call_handler",
+    "deliver_response",
     "ignore_notification",
     "method_not_found",
 ]
@@ -281,3 +285,26 @@ async def call_handler(
         logger.exception("request handler for %r (id %r) failed", request.method, request.id)
     message = error_response(request.id, ErrorCode.INTERNAL_ERROR, "Internal error")
     return message, encode_frame(message)
+
+
+def deliver_response(
+    pending_requests: Mapping[RequestId, Pending], message: Response | ErrorResponse, notifications_queued: int
+) -> None:
+    """Resolve the outgoing request ``message`` answers (``notifications_queued``: how many notifications the
+    session had queued when it arrived, see ``Pending.notifications_before``); log and drop one nobody waits for."""
+    if isinstance(message, ErrorResponse) and message.id is None:
+        logger.warning("peer reported an error it could not tie to a request: %s %s", message.code, message.message)
+        return
+    pending = pending_requests.get(message.id) if message.id is not None else None
+    if pending is None:
+        logger.info("ignoring a response to unknown request id %r", message.id)
+        return
+    pending.notifications_before = notifications_queued
+    if isinstance(message, ErrorResponse):
+        pending.resolve(error=JSONRPCError(message.code, message.message, message.data))
+    elif isinstance(message.result, dict):
+        pending.resolve(result=message.result)
+    else:
+        pending.resolve(
+            error=JSONRPCError(ErrorCode.INTERNAL_ERROR, "Malformed response from peer: result is not an object")
+        )

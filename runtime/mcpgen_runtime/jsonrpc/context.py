@@ -9,11 +9,12 @@ so that this module needs nothing from ``session``. The typed MCP server and cli
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, TypeGuard
 
-from .envelopes import JSONParams, RequestId, is_request_id
+from .envelopes import JSONParams, Notification, RequestId, is_request_id
 
 __all__ = [
     "CANCELLED",
@@ -25,7 +26,10 @@ __all__ = [
     "RequestContext",
     "RequestHandler",
     "SessionClosedError",
+    "route_progress",
 ]
+
+logger = logging.getLogger("mcpgen_runtime.jsonrpc.session")  # the session's log, where route_progress was written
 
 PING: Final = "ping"
 CANCELLED: Final = "notifications/cancelled"
@@ -112,3 +116,21 @@ def with_progress_token(params: dict[str, Any] | None, request_id: int) -> tuple
         meta["progressToken"] = token
     params["_meta"] = meta
     return params, token
+
+
+async def route_progress(callbacks: Mapping[RequestId, ProgressCallback], notification: Notification) -> bool:
+    """Deliver a progress notification to the callback of the request that asked for it (``callbacks``: by
+    progress token); False if none did."""
+    params = notification.params
+    if notification.method != PROGRESS or not isinstance(params, dict):
+        return False
+    token = params.get("progressToken")
+    callback = callbacks.get(token) if is_request_id(token) else None
+    if callback is None:
+        return False
+    fields = progress_fields(params)
+    if fields is None:
+        logger.warning("malformed progress notification for token %r dropped", token)
+        return True
+    await callback(*fields)
+    return True

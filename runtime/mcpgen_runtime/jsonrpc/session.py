@@ -9,15 +9,16 @@ passed through untouched, so one session serves every MCP version.
 
 Concurrency model: a single receive loop classifies frames and never awaits anything but ``receive`` (so one slow
 handler or a stuck write cannot stop the session from reading, and so cancellations are seen at once); every incoming
-request runs in its own task; notifications run in order on one worker task; writes are serialized by a lock.
+request runs in its own task (on asyncio a plain one, see ``request_tasks``); notifications run in order on one
+worker task; writes are serialized by a lock.
 Bounded: at most ``max_requests_in_flight`` request tasks run at once; past that requests wait their turn, and once
 as many wait, the loop stops reading until there is room (back-pressure: see ``inflight``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import math
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from types import TracebackType
@@ -26,16 +27,24 @@ from typing import Any, Self
 import anyio
 from anyio.abc import TaskGroup
 
-from .answers import ANYIO, Job, JobScope, Pending, Primitives, call_handler, ignore_notification, method_not_found
+from .answers import (
+    ANYIO,
+    Job,
+    JobScope,
+    Pending,
+    Primitives,
+    call_handler,
+    deliver_response,
+    ignore_notification,
+    method_not_found,
+)
 from .context import (
     CANCELLED,
-    PROGRESS,
     NotificationHandler,
     ProgressCallback,
     RequestContext,
     RequestHandler,
     SessionClosedError,
-    progress_fields,
     with_progress_token,
 )
 from .envelopes import (
@@ -59,6 +68,8 @@ from .envelopes import (
     request_message,
 )
 from .inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT, Admission
+from .notification_queue import NotificationQueue
+from .request_tasks import RequestTasks
 from .streams import FrameTooLarge, MessageStream, SendLock, stream_extras
 
 __all__ = [
@@ -108,8 +119,8 @@ class Session:
         # A transport with a task per incoming request may hand requests over directly (streams.Dispatcher).
         self._set_dispatcher, self._send_message_to = stream_extras(stream)
         self._receive_parsed = getattr(stream, "receive_parsed", None)  # streams.ParsedReceiver
+        self._set_frame_sink = getattr(stream, "set_frame_sink", None)  # streams.FrameSink
         self._request_handler = request_handler or method_not_found
-        self._notification_handler = notification_handler or ignore_notification
         self._allow_batches = allow_batches
         self._answer_pings = answer_pings
         self._shutdown_grace = shutdown_grace
@@ -125,13 +136,8 @@ class Session:
         self._send_lock = SendLock()
         self._new_scope: Callable[[], anyio.CancelScope] = anyio.CancelScope  # the backend's own class, once running
         self._primitives: Primitives = ANYIO  # asyncio's own, once running on asyncio
-        self._notifications_queued = 0
-        self._notifications_handled = 0
-        self._notification_handled = anyio.Event()
-        # Unbounded: the receive loop must never block on a slow notification handler.
-        self._notifications_send, self._notifications_receive = anyio.create_memory_object_stream[Notification](
-            math.inf
-        )
+        self._request_tasks: RequestTasks | None = None  # on asyncio: where requests run (see request_tasks)
+        self._notifications = NotificationQueue(notification_handler or ignore_notification, self._progress_callbacks)
         # Tasks spawned but not finished (handlers, error answers, the notification worker), for the shutdown grace.
         self._active = 0
         self._idle = anyio.Event()
@@ -169,9 +175,7 @@ class Session:
             return None
         finally:
             self._closed.set()
-            # Whether the peer or this block ended the session, the notification queue is done with.
-            self._notifications_send.close()
-            self._notifications_receive.close()
+            self._notifications.close()  # whether the peer or this block ended the session
             with anyio.CancelScope(shield=True):
                 try:
                     await self._stream.aclose()
@@ -230,8 +234,8 @@ class Session:
                 with self._primitives.deadline(timeout):
                     await self._send_message(request_message(request_id, method, params))
                     await pending.event.wait()
-                    if self._notifications_handled < pending.notifications_before:
-                        await self._wait_for_notifications(pending.notifications_before)
+                    if self._notifications.handled < pending.notifications_before:
+                        await self._notifications.wait_handled(pending.notifications_before, lambda: self._closing)
             except TimeoutError:
                 await self._send_cancelled(request_id, f"Request timed out after {timeout} seconds")
                 raise
@@ -246,10 +250,6 @@ class Session:
             raise pending.error
         assert pending.result is not None
         return pending.result
-
-    async def _wait_for_notifications(self, count: int) -> None:
-        while self._notifications_handled < count and not self._closing:
-            await self._notification_handled.wait()
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification."""
@@ -305,21 +305,29 @@ class Session:
                 # anyio.CancelScope() looks the async library up on every call; its concrete class does not.
                 self._new_scope = type(anyio.CancelScope())
                 self._primitives = Primitives.for_running_loop()
-                self._spawn(self._notification_worker)
+                if self._primitives is not ANYIO:  # asyncio
+                    self._request_tasks = RequestTasks(asyncio.get_running_loop())
+                self._spawn(self._notifications.run)
                 if self._set_dispatcher is not None:
                     self._set_dispatcher(self)
+                if self._set_frame_sink is not None:
+                    self._set_frame_sink(self._take_pushed)
                 await self._receive_loop()
                 # The peer is done sending: nothing can answer our requests any more, but let running handlers
                 # (and queued notifications) finish for a bounded time so their answers still go out.
                 self._closing = True
                 self._fail_pending("the peer closed the stream")
-                self._notifications_send.close()
+                self._notifications.close_sending()
                 with anyio.move_on_after(self._shutdown_grace):
                     while self._active:
                         await self._idle.wait()
                 tg.cancel_scope.cancel()
                 self._cancel_inline()
         finally:
+            if self._set_frame_sink is not None:
+                self._set_frame_sink(None)
+            if self._request_tasks is not None:
+                await self._request_tasks.close()  # what leaving the task group does for its tasks
             if self._set_dispatcher is not None:
                 self._set_dispatcher(None)
             self._closed.set()
@@ -343,11 +351,24 @@ class Session:
             except _TRANSPORT_GONE as exc:
                 logger.info("stream closed while receiving: %r", exc)
                 return
-            try:
-                self._dispatch(frame, value)
-            except Exception:
-                # A bug in our own dispatch: keep serving rather than let one frame take the connection down.
-                logger.exception("internal error while dispatching an incoming frame")
+            if self._admission.waiting >= self._admission.backlog:
+                await self._admission.wait_for_room()  # the frame sink filled the backlog while receive waited
+            self._dispatch_guarded(frame, value)
+
+    def _take_pushed(self, frame: bytes, value: Any) -> bool:
+        """The stream's ``streams.FrameSink``: a frame it read while the receive loop waited, dispatched at once;
+        False (left for ``receive``) when the loop would hold back first (``Admission.wait_for_room``)."""
+        if self._admission.waiting >= self._admission.backlog:
+            return False
+        self._dispatch_guarded(frame, value)
+        return True
+
+    def _dispatch_guarded(self, frame: bytes, value: Any) -> None:
+        try:
+            self._dispatch(frame, value)
+        except Exception:
+            # A bug in our own dispatch: keep serving rather than let one frame take the connection down.
+            logger.exception("internal error while dispatching an incoming frame")
 
     async def dispatch_now(self, request: Request, *, inline: bool) -> bool:
         """Take ``request`` as if the receive loop had just read it (``streams.Dispatcher``): for a transport that
@@ -366,28 +387,20 @@ class Session:
                 self._answer_now(outcome)
             return True
         if not inline:
-            self._start(1, self._run_single, outcome)
+            self._start_request(outcome)
             return True
         admission.running += 1  # what admit() does when there is room
         self._count_task()
         self._inline.add(outcome.scope)
-        try:  # _guarded(_admitted(_run_single)), in one frame
-            answer = await self._execute(outcome)
-            if answer is not None:
-                await self._send_frame(answer[1], answer[0])
-        except _TRANSPORT_GONE as exc:
-            logger.info("could not send an answer, the stream is closed: %r", exc)
-        except Exception:
-            logger.exception("internal error in a session task")
-        finally:
-            self._inline.discard(outcome.scope)
-            admission.release(1)
-            self._task_done()
+        await self._run_job(outcome, None)
         return True
 
     def _cancel_inline(self) -> None:
+        """Cancel the requests the task group does not hold: those run inline, and the request tasks."""
         for scope in list(self._inline):
             scope.cancel()
+        if self._request_tasks is not None:
+            self._request_tasks.cancel_all()
 
     def _spawn(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         assert self._tg is not None
@@ -404,6 +417,41 @@ class Session:
         """Spawn work for an incoming frame when the in-flight limit allows (see ``inflight.Admission``)."""
         self._admission.admit(weight, lambda: self._spawn(self._admitted, weight, func, *args))
 
+    def _start_request(self, job: Job) -> None:
+        """Run a single request when the in-flight limit allows: in a task of ``_request_tasks`` on asyncio, else in
+        the task group."""
+        self._admission.admit(1, lambda: self._spawn_request(job))
+
+    def _spawn_request(self, job: Job) -> None:
+        self._count_task()  # as _spawn does
+        tasks = self._request_tasks
+        if tasks is not None:
+            tasks.start(job.scope, self._run_job(job, tasks))
+        else:
+            assert self._tg is not None
+            self._tg.start_soon(self._run_job, job, None)
+
+    async def _run_job(self, job: Job, tasks: RequestTasks | None) -> None:
+        """A request admitted and counted already, answered (what _guarded(_admitted(...)) does, in one frame): in a
+        task of ``tasks``, or else (None) in the task group or inline in a transport's task (``dispatch_now``)."""
+        try:
+            answer = await self._execute(job)
+            if answer is not None:
+                if tasks is not None:
+                    tasks.answering(job.scope)
+                await self._send_frame(answer[1], answer[0])
+        except _TRANSPORT_GONE as exc:
+            logger.info("could not send an answer, the stream is closed: %r", exc)
+        except Exception:
+            logger.exception("internal error in a session task")
+        finally:
+            if tasks is not None:
+                tasks.finished(job.scope)
+            else:
+                self._inline.discard(job.scope)
+            self._admission.release(1)
+            self._task_done()
+
     async def _admitted(self, weight: int, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         try:
             await func(*args)
@@ -412,7 +460,7 @@ class Session:
             self._admission.release(weight)
 
     def _answer_now(self, message: dict[str, Any]) -> None:
-        self._start(1, self._send_answer, encode_frame(message))
+        self._start(1, self._send_frame, encode_frame(message))
 
     async def _guarded(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         try:
@@ -456,7 +504,7 @@ class Session:
             return
         outcome = self._accept(decoded)
         if isinstance(outcome, Job):
-            self._start(1, self._run_single, outcome)
+            self._start_request(outcome)
         elif outcome is not None:
             self._answer_now(outcome)
 
@@ -474,14 +522,10 @@ class Session:
             if message.method == CANCELLED:
                 self._on_cancelled(message.params)
             else:
-                try:
-                    self._notifications_send.send_nowait(message)
-                    self._notifications_queued += 1
-                except anyio.ClosedResourceError:
-                    logger.debug("notification %r after shutdown dropped", message.method)
+                self._notifications.put(message)
             return None
         if isinstance(message, Response | ErrorResponse):
-            self._on_response(message)
+            deliver_response(self._pending, message, self._notifications.queued)
             return None
         if message.respond:
             return error_response(message.id, message.code, message.message)
@@ -493,24 +537,6 @@ class Session:
                 error=JSONRPCError(ErrorCode.INTERNAL_ERROR, f"Malformed response from peer: {message.message}")
             )
         return None
-
-    def _on_response(self, message: Response | ErrorResponse) -> None:
-        if isinstance(message, ErrorResponse) and message.id is None:
-            logger.warning("peer reported an error it could not tie to a request: %s %s", message.code, message.message)
-            return
-        pending = self._pending.get(message.id) if message.id is not None else None
-        if pending is None:
-            logger.info("ignoring a response to unknown request id %r", message.id)
-            return
-        pending.notifications_before = self._notifications_queued
-        if isinstance(message, ErrorResponse):
-            pending.resolve(error=JSONRPCError(message.code, message.message, message.data))
-        elif isinstance(message.result, dict):
-            pending.resolve(result=message.result)
-        else:
-            pending.resolve(
-                error=JSONRPCError(ErrorCode.INTERNAL_ERROR, "Malformed response from peer: result is not an object")
-            )
 
     def _on_cancelled(self, params: JSONParams) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None
@@ -526,11 +552,6 @@ class Session:
         )
         scope.cancel()
 
-    async def _run_single(self, job: Job) -> None:
-        answer = await self._execute(job)
-        if answer is not None:
-            await self._send_frame(answer[1], answer[0])
-
     async def _run_batch(self, jobs: list[Job], immediate: list[dict[str, Any]]) -> None:
         answers = list(immediate)
 
@@ -544,10 +565,7 @@ class Session:
                 tg.start_soon(run, job)
         # A batch of only notifications (or only cancelled requests) gets no answer at all, per JSON-RPC.
         if answers:
-            await self._send_answer(encode_frame(answers))
-
-    async def _send_answer(self, frame: bytes) -> None:
-        await self._send_frame(frame)
+            await self._send_frame(encode_frame(answers))
 
     async def _execute(self, job: Job) -> tuple[dict[str, Any], bytes] | None:
         """Run one request's handler; the response as (message, encoded frame), or None if the peer cancelled it."""
@@ -566,32 +584,3 @@ class Session:
             # MCP: no response for a request the peer cancelled (even if the handler ignored the cancellation).
             return None
         return response
-
-    async def _notification_worker(self) -> None:
-        async with self._notifications_receive:
-            async for notification in self._notifications_receive:
-                try:
-                    if not await self._route_progress(notification):
-                        await self._notification_handler(notification.method, notification.params)
-                except Exception:
-                    logger.exception("notification handler for %r failed", notification.method)
-                finally:
-                    self._notifications_handled += 1
-                    self._notification_handled.set()
-                    self._notification_handled = anyio.Event()
-
-    async def _route_progress(self, notification: Notification) -> bool:
-        """Deliver a progress notification to the callback of the request that asked for it; False if none did."""
-        params = notification.params
-        if notification.method != PROGRESS or not isinstance(params, dict):
-            return False
-        token = params.get("progressToken")
-        callback = self._progress_callbacks.get(token) if is_request_id(token) else None
-        if callback is None:
-            return False
-        fields = progress_fields(params)
-        if fields is None:
-            logger.warning("malformed progress notification for token %r dropped", token)
-            return True
-        await callback(*fields)
-        return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +20,7 @@ from .envelopes import Request
 
 __all__ = [
     "Dispatcher",
+    "FrameSink",
     "FrameTooLarge",
     "MemoryMessageStream",
     "MessageStream",
@@ -62,6 +64,17 @@ class ParsedReceiver(Protocol):
     the frame was not parsed, so that the session does not parse it a second time."""
 
     async def receive_parsed(self) -> tuple[bytes, Any]: ...
+
+
+FrameSink = Callable[[bytes, Any], bool]
+"""Where a stream may hand incoming frames as it reads them, instead of waking the reader: an optional extra of a
+``MessageStream`` is ``set_frame_sink(sink | None)``, which a session calls when it starts and stops reading. The
+stream calls ``sink(frame, value)`` (``value``: the frame's JSON, or None when it was not parsed, as for
+``ParsedReceiver``) only while the session waits in ``receive`` with nothing unread before the frame, so the order of
+frames is kept, and from a callback of the event loop (over stdio: the one that read the pipe), which saves waking
+the session's receive loop for it. ``sink`` returns False, having done nothing, when the frame must come through
+``receive`` instead (the session is holding back, or the frame needs what only ``receive`` does); the stream then
+keeps it, and everything after it, for ``receive``."""
 
 
 def stream_extras(stream: Any) -> tuple[Any, Any]:

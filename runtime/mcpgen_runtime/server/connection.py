@@ -48,7 +48,7 @@ from ..jsonrpc.envelopes import (
 )
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.session import Session, SessionClosedError
-from ..jsonrpc.streams import Dispatcher, MessageStream, stream_extras
+from ..jsonrpc.streams import Dispatcher, FrameSink, MessageStream, stream_extras
 from ..protocol.results import field_errors
 from ..protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META
 from .context import LOG_LEVELS, Context, InvalidClientResultError
@@ -135,6 +135,23 @@ class _BatchGate:
     def set_dispatcher(self, dispatcher: Dispatcher | None) -> None:
         if self._set_dispatcher is not None:
             self._set_dispatcher(dispatcher)
+
+    def set_frame_sink(self, sink: FrameSink | None) -> None:
+        """``streams.FrameSink``, passed through: a frame that may be a batch this version refuses is left for
+        ``receive``, which answers it (that takes a write, which a sink cannot wait for)."""
+        inner = getattr(self._inner, "set_frame_sink", None)
+        if inner is None or sink is None:
+            if inner is not None:
+                inner(None)
+            return
+        taken_by = sink
+
+        def gated(frame: bytes, value: Any) -> bool:
+            if frame.lstrip()[:1] == b"[" and self._connection.protocol_version not in BATCH_VERSIONS:
+                return False
+            return taken_by(frame, value)
+
+        inner(gated)
 
     async def send_message(self, frame: bytes, message: Any) -> None:
         if self._send_message is not None:

@@ -33,7 +33,7 @@ from ..jsonrpc.envelopes import (
     is_request_id,
 )
 from ..jsonrpc.envelopes import Notification as _Notification
-from ..jsonrpc.streams import MessageStream, stream_extras
+from ..jsonrpc.streams import FrameSink, MessageStream, stream_extras
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -225,6 +225,18 @@ def incomplete(value: Any) -> Undeliverable | None:
 # -- a guard for streams that do not judge answers themselves (stdio, in-memory) ------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """What ``AnswerGuard`` makes of one incoming frame: the frame and JSON value the session gets, the request in
+    flight it answers (None: none), and for an answer that cannot be delivered, why, and the frame as received."""
+
+    frame: bytes
+    value: Any
+    answered: RequestId | None = None
+    problem: str | None = None
+    received: bytes = b""
+
+
 class AnswerGuard:
     """A ``MessageStream`` wrapper that fails a waiting request at once when the peer's answer to it cannot be
     delivered: damaged JSON whose top-level ``id`` (read before the damage, with no ``method`` before it) is one of
@@ -284,37 +296,72 @@ class AnswerGuard:
     async def receive_parsed(self) -> tuple[bytes, Any]:
         """``receive``, with the frame's JSON value when it was parsed here (``jsonrpc.streams.ParsedReceiver``):
         the session then does not parse it again. None as the value: not parsed."""
-        frame = await self.inner.receive()
+        verdict = self._judge(await self.inner.receive(), None)
+        self._settle(verdict)
+        return verdict.frame, verdict.value
+
+    def set_frame_sink(self, sink: FrameSink | None) -> None:
+        """``jsonrpc.streams.FrameSink``, passed through to the inner stream when it takes one: each frame is judged
+        as ``receive_parsed`` judges it before the sink sees it. A frame the sink refuses comes back through
+        ``receive_parsed`` and is judged again, so the request it answers is forgotten only once it is delivered."""
+        inner_set = getattr(self.inner, "set_frame_sink", None)
+        if inner_set is None:
+            return
+        if sink is None:
+            inner_set(None)
+            return
+
+        def judged(frame: bytes, value: Any) -> bool:
+            verdict = self._judge(frame, value)
+            if not sink(verdict.frame, verdict.value):
+                return False
+            self._settle(verdict)
+            return True
+
+        inner_set(judged)
+
+    def _judge(self, frame: bytes, value: Any) -> _Verdict:
+        """What the session gets for ``frame`` (``value``: its JSON when the stream parsed it already, else None),
+        and which request in flight it ends; nothing is changed here (see ``_settle``)."""
         if not self._in_flight:
-            return frame, None
+            return _Verdict(frame, value)
         # The usual frame parses: one parse (as strict as the session's) tells all. Only damage needs scan_head.
-        try:
-            value = strict_loads(frame)
-        except (ValueError, RecursionError):
-            return self._judge_damaged(frame), None
+        if value is None:
+            try:
+                value = strict_loads(frame)
+            except (ValueError, RecursionError):
+                return self._judge_damaged(frame)
         request_id = value.get("id") if isinstance(value, dict) and "method" not in value else None
         if not is_request_id(request_id) or request_id not in self._in_flight:
-            return frame, value
-        self._in_flight.discard(request_id)
+            return _Verdict(frame, value)
         if not _ANSWER_KEYS & value.keys():
             reason = 'an object with an "id" but neither "result" nor "error"'
-            logger.warning("the answer to request %r cannot be delivered (%s): %r", request_id, reason, frame[:200])
-            return undeliverable_frame(request_id, reason), None
-        return frame, value
+            return _Verdict(undeliverable_frame(request_id, reason), None, request_id, reason, frame)
+        return _Verdict(frame, value, request_id)
 
-    def _judge_damaged(self, frame: bytes) -> bytes:
+    def _judge_damaged(self, frame: bytes) -> _Verdict:
         """A frame that does not parse: fails the request it answers, if its head names one in flight."""
         head = scan_head(frame)
         if head is None or head.is_request or head.id is None or head.id not in self._in_flight:
-            return frame
-        request_id = head.id
-        self._in_flight.discard(request_id)
+            return _Verdict(frame, None)
         if head.is_answer or not head.complete:
             reason = "malformed JSON"
         else:
             reason = 'an object with an "id" but neither "result" nor "error"'
-        logger.warning("the answer to request %r cannot be delivered (%s): %r", request_id, reason, frame[:200])
-        return undeliverable_frame(request_id, reason)
+        return _Verdict(undeliverable_frame(head.id, reason), None, head.id, reason, frame)
+
+    def _settle(self, verdict: _Verdict) -> None:
+        """The frame of ``verdict`` was delivered: the request it answers is no longer in flight."""
+        if verdict.answered is None:
+            return
+        self._in_flight.discard(verdict.answered)
+        if verdict.problem is not None:
+            logger.warning(
+                "the answer to request %r cannot be delivered (%s): %r",
+                verdict.answered,
+                verdict.problem,
+                verdict.received[:200],
+            )
 
     async def aclose(self) -> None:
         await self.inner.aclose()

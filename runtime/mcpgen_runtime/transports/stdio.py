@@ -3,30 +3,26 @@
 Where it sits: in the ``transports`` layer; implements ``jsonrpc.streams.MessageStream`` for
 ``jsonrpc.session.Session``. ``NDJSONStream`` does the framing over any anyio byte streams; ``stdio_server_stream``
 wires it to this process's stdin/stdout (the server side) and ``open_subprocess_stream`` to a child's pipes (the
-client side). MCP stdio rules: one JSON-RPC message per line, UTF-8, no embedded newlines, and nothing but protocol
-on stdout (logs go to stderr).
+client side); the byte streams under it (pipes used from the event loop, files on threads) are in
+``stdio_streams``. MCP stdio rules: one JSON-RPC message per line, UTF-8, no embedded newlines, and nothing but
+protocol on stdout (logs go to stderr).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import stat
 import subprocess
 import sys
-import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import BinaryIO
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
-import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..jsonrpc.streams import FrameTooLarge, SendLock
+from ..jsonrpc.streams import FrameSink, FrameTooLarge, SendLock
+from .stdio_streams import READ_SIZE, PipeStream, file_byte_streams
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -42,7 +38,6 @@ logger = logging.getLogger(__name__)
 # Generous (a base64 image or a big resource fits), but bounded so a peer that never sends a newline cannot make
 # us buffer without limit.
 DEFAULT_MAX_FRAME_BYTES = 256 * 1024 * 1024
-_READ_SIZE = 65536
 
 
 class NDJSONStream:
@@ -50,6 +45,10 @@ class NDJSONStream:
 
     Incoming lines may arrive split across reads or several to a read; blank lines are skipped, a trailing ``\\r`` is
     dropped (CRLF peers), and an unterminated last line at end of stream still counts as a frame.
+
+    Over a pipe read from the event loop (``PipeStream`` on asyncio) it takes a frame sink (``set_frame_sink``, see
+    ``jsonrpc.streams.FrameSink``): the lines of a chunk that arrives while ``receive`` waits go to the sink from
+    the loop's callback, and ``receive`` goes on waiting.
     """
 
     def __init__(
@@ -68,6 +67,38 @@ class NDJSONStream:
         self._eof = False
         # Not anyio.Lock: taking a free one yields to the event loop, an extra loop turn for every frame sent.
         self._send_lock = SendLock()
+        self._frame_sink: FrameSink | None = None
+        self._pushing = False  # see _fill
+
+    def set_frame_sink(self, sink: FrameSink | None) -> None:
+        """``jsonrpc.streams.FrameSink``; a no-op over a byte stream that is not a loop-read pipe."""
+        set_consumer = getattr(self._receive_stream, "set_consumer", None)
+        if set_consumer is not None:
+            self._frame_sink = sink
+            set_consumer(self._consume if sink is not None else None)
+
+    def _consume(self, chunk: bytes) -> bool:
+        """The pipe's consumer: ``chunk`` arrived while ``receive`` waits in ``_fill`` (so the buffer holds no
+        complete line). Its complete lines go to the frame sink now; True when ``receive`` must wake up and take over
+        (the sink refused a frame, which stays buffered with what follows it, or the unfinished line is over the
+        limit, which ``receive`` drops)."""
+        buffer = self._buffer
+        buffer += chunk
+        sink = self._frame_sink
+        if not self._pushing:
+            return True  # receive is not waiting for a line: what came is for it
+        scan = self._scan_from
+        while (newline := buffer.find(b"\n", scan)) >= 0:
+            line = bytes(buffer[:newline])
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if line and not line.isspace() and (sink is None or not sink(line, None)):
+                self._scan_from = 0
+                return True
+            del buffer[: newline + 1]
+            scan = 0
+        self._scan_from = len(buffer)
+        return len(buffer) > self._max_frame_bytes
 
     async def receive(self) -> bytes:
         while True:
@@ -85,20 +116,24 @@ class NDJSONStream:
                 await self._discard_rest_of_line()
                 raise FrameTooLarge(self._max_frame_bytes)
             self._scan_from = len(self._buffer)
-            if self._eof or not await self._fill():
+            if self._eof or not await self._fill(pushing=True):
                 # An unterminated last line is still a message; after it, the end.
                 line, self._buffer, self._scan_from = bytes(self._buffer).rstrip(b"\r"), bytearray(), 0
                 if line and not line.isspace():
                     return line
                 raise anyio.EndOfStream
 
-    async def _fill(self) -> bool:
-        """Append one read to the buffer; False at end of stream."""
+    async def _fill(self, pushing: bool = False) -> bool:
+        """Append one read to the buffer; False at end of stream. ``pushing``: lines may go to the frame sink
+        meanwhile (only while ``receive`` waits for the next line, not while it drops an oversized one)."""
+        self._pushing = pushing
         try:
-            chunk = await self._receive_stream.receive(_READ_SIZE)
+            chunk = await self._receive_stream.receive(READ_SIZE)
         except anyio.EndOfStream:
             self._eof = True
             return False
+        finally:
+            self._pushing = False
         self._buffer += chunk
         return True
 
@@ -118,8 +153,13 @@ class NDJSONStream:
         if b"\n" in frame:
             # A raw newline would split the frame in two on the other side (encode_frame never produces one).
             raise ValueError("an NDJSON frame cannot contain a newline")
-        async with self._send_lock:
+        lock = self._send_lock
+        if not lock.try_acquire():  # the usual case is a free lock: no coroutine calls of `async with` for it
+            await lock.__aenter__()
+        try:
             await self._send_stream.send(frame + b"\n")
+        finally:
+            lock.release()
 
     async def aclose(self) -> None:
         # Send side first: closing the child's stdin (or our stdout) is how the peer learns we are done.
@@ -127,163 +167,6 @@ class NDJSONStream:
             await self._send_stream.aclose()
         finally:
             await self._receive_stream.aclose()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# This process's stdin / stdout.
-
-
-class _ThreadedFileReceiveStream(ByteReceiveStream):
-    """Reads a blocking binary file (stdin) on a daemon thread.
-
-    A daemon thread, not ``anyio.to_thread``: a read blocked on an idle stdin must not keep the process alive after
-    the server decided to exit, and anyio's worker threads are joined at interpreter exit. ``os.read`` on the file
-    descriptor rather than ``file.read1``, so the thread holds no lock of the ``sys.stdin`` object either.
-    """
-
-    def __init__(self, file: BinaryIO) -> None:
-        self._file = file
-        self._chunks_send: MemoryObjectSendStream[bytes] | None = None
-        self._chunks_receive: MemoryObjectReceiveStream[bytes] | None = None
-        self._leftover = b""
-
-    def _start(self) -> MemoryObjectReceiveStream[bytes]:
-        # A small buffer gives back-pressure: the thread stops reading when we stop consuming.
-        self._chunks_send, self._chunks_receive = anyio.create_memory_object_stream[bytes](4)
-        token = anyio.lowlevel.current_token()
-        thread = threading.Thread(
-            target=self._read_forever, args=(self._chunks_send, token), name="mcpgen-stdin", daemon=True
-        )
-        thread.start()
-        return self._chunks_receive
-
-    def _read_forever(self, chunks: MemoryObjectSendStream[bytes], token: anyio.lowlevel.EventLoopToken) -> None:
-        try:
-            fd: int | None = self._file.fileno()
-        except (OSError, ValueError, AttributeError):
-            fd = None
-        # read1 returns what is available instead of waiting for a full buffer; plain read for file-likes without it.
-        read_some = getattr(self._file, "read1", self._file.read)
-        while True:
-            try:
-                chunk = os.read(fd, _READ_SIZE) if fd is not None else read_some(_READ_SIZE)
-            except OSError:
-                chunk = b""
-            try:
-                if chunk:
-                    anyio.from_thread.run(chunks.send, chunk, token=token)
-                else:
-                    anyio.from_thread.run(chunks.aclose, token=token)
-                    return
-            except Exception:
-                # The loop has finished or the stream was closed: nobody wants the data any more.
-                return
-
-    async def receive(self, max_bytes: int = _READ_SIZE) -> bytes:
-        if self._leftover:
-            chunk, self._leftover = self._leftover[:max_bytes], self._leftover[max_bytes:]
-            return chunk
-        chunks = self._chunks_receive or self._start()
-        chunk = await chunks.receive()
-        chunk, self._leftover = chunk[:max_bytes], chunk[max_bytes:]
-        return chunk
-
-    async def aclose(self) -> None:
-        # The underlying file is not ours to close; closing the channel makes the reader thread stop.
-        if self._chunks_receive is not None:
-            await self._chunks_receive.aclose()
-
-
-class _ThreadedFileSendStream(ByteSendStream):
-    """Writes to a blocking binary file (stdout) on a worker thread, flushing every frame."""
-
-    def __init__(self, file: BinaryIO) -> None:
-        self._file = file
-        self._closed = False
-
-    def _write(self, data: bytes) -> None:
-        self._file.write(data)
-        self._file.flush()
-
-    async def send(self, item: bytes) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        try:
-            # Not abandoned on cancellation: a frame is written whole or not at all.
-            await anyio.to_thread.run_sync(self._write, item)
-        except (BrokenPipeError, ValueError) as exc:
-            # ValueError: "I/O operation on closed file".
-            raise anyio.BrokenResourceError from exc
-
-    async def aclose(self) -> None:
-        self._closed = True
-
-
-class _PipeStream(ByteReceiveStream, ByteSendStream):
-    """One end of a pipe, read or written on the event loop itself: the fd is made non-blocking and the loop waits
-    for it (``anyio.wait_readable``/``wait_writable``), so a frame costs no thread hop. This is the usual stdio
-    server case (the client owns both pipes); the fd's flags are restored on close. With ``owned`` (a pipe this
-    process made: the client's end of a child's stdin) the fd is closed instead, which is how the child sees EOF."""
-
-    def __init__(self, file: BinaryIO | int, *, owned: bool = False) -> None:
-        self._fd = file if isinstance(file, int) else file.fileno()
-        self._owned = owned
-        self._saved_blocking = os.get_blocking(self._fd)
-        os.set_blocking(self._fd, False)
-        self._closed = False
-
-    async def receive(self, max_bytes: int = _READ_SIZE) -> bytes:
-        while True:
-            try:
-                chunk = os.read(self._fd, max_bytes)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
-            except OSError as exc:
-                raise anyio.EndOfStream from exc
-            if not chunk:
-                raise anyio.EndOfStream
-            return chunk
-
-    async def send(self, item: bytes) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        view = memoryview(item)
-        while view:
-            try:
-                written = os.write(self._fd, view)
-            except BlockingIOError:
-                await anyio.wait_writable(self._fd)
-                continue
-            except (BrokenPipeError, OSError) as exc:
-                raise anyio.BrokenResourceError from exc
-            view = view[written:]
-
-    async def send_eof(self) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            if self._owned:
-                os.close(self._fd)
-            else:
-                os.set_blocking(self._fd, self._saved_blocking)
-
-
-def _is_pipe(file: BinaryIO) -> bool:
-    try:
-        return stat.S_ISFIFO(os.fstat(file.fileno()).st_mode)
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def file_byte_streams(stdin: BinaryIO, stdout: BinaryIO) -> tuple[ByteReceiveStream, ByteSendStream]:
-    """anyio byte streams over two binary files (e.g. ``sys.stdin.buffer`` / ``sys.stdout.buffer``): pipes are
-    used from the event loop directly, anything else (a terminal, a regular file, a file-like) on threads."""
-    receive = _PipeStream(stdin) if _is_pipe(stdin) and sys.platform != "win32" else _ThreadedFileReceiveStream(stdin)
-    send = _PipeStream(stdout) if _is_pipe(stdout) and sys.platform != "win32" else _ThreadedFileSendStream(stdout)
-    return receive, send
 
 
 @asynccontextmanager
@@ -328,11 +211,14 @@ class SubprocessStream(NDJSONStream):
         *,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         stdin: ByteSendStream | None = None,
+        stdout: ByteReceiveStream | None = None,
     ) -> None:
-        """``stdin``: the stream writing to the child's stdin, when not ``process.stdin``."""
+        """``stdin`` / ``stdout``: the streams writing to the child's stdin and reading its stdout, when not
+        ``process.stdin`` / ``process.stdout``."""
         send_stream = stdin if stdin is not None else process.stdin
-        assert process.stdout is not None and send_stream is not None
-        super().__init__(process.stdout, send_stream, max_frame_bytes=max_frame_bytes)
+        receive_stream = stdout if stdout is not None else process.stdout
+        assert receive_stream is not None and send_stream is not None
+        super().__init__(receive_stream, send_stream, max_frame_bytes=max_frame_bytes)
         self.process = process
         self._stderr = bytearray()
 
@@ -366,26 +252,34 @@ async def open_subprocess_stream(
     child's stderr goes to ours unless ``capture_stderr`` (then the last ``stderr_limit`` bytes are kept). On exit,
     the MCP stdio shutdown sequence: close the child's stdin, wait ``terminate_timeout``, SIGTERM, wait, SIGKILL.
     """
-    # The child's stdin is a pipe made here and written from the event loop (_PipeStream): anyio's process stream
-    # yields to the loop after every write, an extra loop turn per request. Not on Windows (no non-blocking pipes).
-    stdin_read, stdin_write = os.pipe() if sys.platform != "win32" else (None, None)
+    # The child's stdin and stdout are pipes made here and used from the event loop (PipeStream): anyio's process
+    # streams yield to the loop after every write, and asyncio's subprocess pipes hand what they read over one loop
+    # turn later; an extra turn each way per request. Not on Windows (no non-blocking pipes).
+    ours: list[int] = []  # our ends: closed here if the child cannot be started
+    theirs: list[int] = []  # the child's ends: closed here once it has its copies
+    if sys.platform != "win32":
+        stdin_read, stdin_write = os.pipe()
+        stdout_read, stdout_write = os.pipe()
+        ours, theirs = [stdin_write, stdout_read], [stdin_read, stdout_write]
     try:
         process = await anyio.open_process(
             list(command),
             env=env,
             cwd=cwd,
-            stdin=stdin_read if stdin_read is not None else subprocess.PIPE,
+            stdin=theirs[0] if theirs else subprocess.PIPE,
+            stdout=theirs[1] if theirs else subprocess.PIPE,
             stderr=subprocess.PIPE if capture_stderr else None,
         )
     except BaseException:
-        if stdin_write is not None:
-            os.close(stdin_write)
+        for fd in ours:
+            os.close(fd)
         raise
     finally:
-        if stdin_read is not None:
-            os.close(stdin_read)  # the child has its copy
-    stdin = _PipeStream(stdin_write, owned=True) if stdin_write is not None else None
-    stream = SubprocessStream(process, max_frame_bytes=max_frame_bytes, stdin=stdin)
+        for fd in theirs:
+            os.close(fd)
+    stdin = PipeStream(ours[0], owned=True) if ours else None
+    stdout = PipeStream(ours[1], owned=True) if ours else None
+    stream = SubprocessStream(process, max_frame_bytes=max_frame_bytes, stdin=stdin, stdout=stdout)
     body_error: BaseException | None = None
     try:
         async with anyio.create_task_group() as tg:
