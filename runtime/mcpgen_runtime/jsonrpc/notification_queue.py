@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .context import NotificationHandler, ProgressCallback, route_progress
 from .envelopes import Notification, RequestId
@@ -32,10 +33,25 @@ class NotificationQueue:
         self.queued = 0
         self.handled = 0
         self._handled_one = anyio.Event()
-        # Unbounded: the receive loop must never block on a slow notification handler.
-        self._send, self._receive = anyio.create_memory_object_stream[Notification](math.inf)
+        # The queue and its worker are made on the first notification: many sessions get none (a stateless HTTP
+        # request's session lives for one request), and a task per session is a good part of what one costs.
+        self._start_worker: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+        self._send: MemoryObjectSendStream[Notification] | None = None
+        self._receive: MemoryObjectReceiveStream[Notification] | None = None
+        self._closed = False
+
+    def start_with(self, spawn: Callable[[Callable[[], Awaitable[None]]], None]) -> None:
+        """The session is running: ``spawn(run)`` starts the worker when the first notification comes."""
+        self._start_worker = spawn
 
     def put(self, notification: Notification) -> None:
+        if self._send is None:
+            if self._closed or self._start_worker is None:
+                logger.debug("notification %r after shutdown dropped", notification.method)
+                return
+            # Unbounded: the receive loop must never block on a slow notification handler.
+            self._send, self._receive = anyio.create_memory_object_stream[Notification](math.inf)
+            self._start_worker(self.run)
         try:
             self._send.send_nowait(notification)
             self.queued += 1
@@ -44,11 +60,15 @@ class NotificationQueue:
 
     def close_sending(self) -> None:
         """No more notifications: ``run`` ends once the queued ones are handled."""
-        self._send.close()
+        self._closed = True
+        if self._send is not None:
+            self._send.close()
 
     def close(self) -> None:
-        self._send.close()
-        self._receive.close()
+        self._closed = True
+        if self._send is not None and self._receive is not None:
+            self._send.close()
+            self._receive.close()
 
     async def wait_handled(self, count: int, stop: Callable[[], bool]) -> None:
         """Wait until ``count`` notifications have been handled, or ``stop()`` says to give up."""
@@ -56,6 +76,7 @@ class NotificationQueue:
             await self._handled_one.wait()
 
     async def run(self) -> None:
+        assert self._receive is not None  # started by put, which made the queue
         async with self._receive:
             async for notification in self._receive:
                 try:

@@ -307,7 +307,7 @@ class Session:
                 self._primitives = Primitives.for_running_loop()
                 if self._primitives is not ANYIO:  # asyncio
                     self._request_tasks = RequestTasks(asyncio.get_running_loop())
-                self._spawn(self._notifications.run)
+                self._notifications.start_with(self._spawn)  # its worker starts with the first notification
                 if self._set_dispatcher is not None:
                     self._set_dispatcher(self)
                 if self._set_frame_sink is not None:

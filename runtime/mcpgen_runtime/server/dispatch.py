@@ -76,12 +76,20 @@ def served_methods(
 ) -> frozenset[str]:
     """The methods answered: implemented, with their capability declared; completion/complete (no capability in
     2024-11-05) only if a completion is registered."""
+    implemented = _IMPLEMENTED.get(type(handlers))
+    if implemented is None:  # what a handlers class overrides is fixed: asked once per class, not per request
+        implemented = _IMPLEMENTED[type(handlers)] = stub.implemented(handlers)
     return frozenset(
         method
-        for method in stub.implemented(handlers)
+        for method in implemented
         if declared(capabilities, stub.SERVER_ROUTES[method].capability)
         and (method != "completion/complete" or completions)
     )
+
+
+_IMPLEMENTED: dict[type, frozenset[str]] = {}
+"""handlers class -> the request methods it implements; bounded by the classes ``handlers_class`` makes (one per
+version)."""
 
 
 def source_of(route: Any, params: Any) -> str:

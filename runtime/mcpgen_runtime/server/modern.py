@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from functools import partial
 from types import ModuleType
 from typing import Any, Final, Protocol
 
@@ -63,6 +64,12 @@ def unsupported_version(requested: str) -> JSONRPCError:
         "Unsupported protocol version",
         {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
     )
+
+
+def _owner(context: Context[Any]) -> str | None:
+    """Who made the request: its access token's ``owner``, None when the server is not protected."""
+    identity = context.auth
+    return identity.owner if identity is not None else None
 
 
 class ServingConnection(Protocol):
@@ -121,9 +128,8 @@ class ModernRequest:
         route = self.route(method)
         typed = typed_params(route, params)
         if route.input_required_result is not None and isinstance(params, dict):
-            identity = context.auth  # the spec: bind the state to the authenticated principal (mrtr.py)
-            owner = identity.owner if identity is not None else None
-            self.exchange = InputExchange(self.connection.request_states, method, params, owner)
+            # The spec: bind the state to the authenticated principal (see mrtr.py); read only if a state is used.
+            self.exchange = InputExchange(self.connection.request_states, method, params, partial(_owner, context))
         handler = getattr(handlers_class(self.protocol_version)(self), route.handler)
         try:
             returned = await handler(typed, context)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ..jsonrpc.envelopes import InvalidParams
@@ -69,13 +69,18 @@ class InputExchange:
     """The input of one modern request: the answers it arrived with, the questions the handler asked."""
 
     def __init__(
-        self, codec: RequestStateCodec, method: str, params: Mapping[str, Any], principal: str | None = None
+        self,
+        codec: RequestStateCodec,
+        method: str,
+        params: Mapping[str, Any],
+        principal: Callable[[], str | None] = lambda: None,
     ) -> None:
         """Reads ``inputResponses`` and ``requestState`` from ``params`` (already validated as the version's
-        params). ``principal``: ``AccessToken.owner`` of the request, None when it is not authenticated. Raises
-        ``InvalidParams`` (-32602) for a state that is not valid for this request and principal."""
-        self._codec, self._method, self._digest = codec, method, params_digest(params)
-        self._principal = principal_digest(principal)
+        params). ``principal``: gives ``AccessToken.owner`` of the request, None when it is not authenticated. Raises
+        ``InvalidParams`` (-32602) for a state that is not valid for this request and principal. The bindings (the
+        params' digest, the principal's) are computed only when a state is verified or sealed: most requests that
+        may ask for input never do."""
+        self._codec, self._method, self._params, self._principal = codec, method, params, principal
         self.answers: dict[str, Any] = {}
         self.used: dict[str, Any] = {}  # answers the handler consumed: carried over to the next round
         self.requested: dict[str, dict[str, Any]] = {}
@@ -93,9 +98,9 @@ class InputExchange:
             if not isinstance(token, str):
                 raise InvalidRequestStateError("requestState must be a string")
             claims = self._codec.unseal(token)
-            if claims.get("m") != self._method or claims.get("d") != self._digest:
+            if claims.get("m") != self._method or claims.get("d") != params_digest(self._params):
                 raise InvalidRequestStateError("requestState belongs to another request")
-            if claims.get("p") != self._principal:
+            if claims.get("p") != principal_digest(self._principal()):
                 raise InvalidRequestStateError("requestState was issued to another principal")
         except InvalidRequestStateError as exc:
             raise InvalidParams(f"Invalid params: {exc}") from None
@@ -123,8 +128,9 @@ class InputExchange:
     def input_required_result(self) -> dict[str, Any]:
         """The ``InputRequiredResult`` for the questions asked (``resultType`` and ``_meta`` are added by the caller).
         Raises ``ValueError`` when the state would be too large (see ``RequestStateCodec``)."""
-        claims: dict[str, Any] = {"m": self._method, "d": self._digest, "a": self.used}
-        if self._principal is not None:
-            claims["p"] = self._principal
+        claims: dict[str, Any] = {"m": self._method, "d": params_digest(self._params), "a": self.used}
+        principal = principal_digest(self._principal())
+        if principal is not None:
+            claims["p"] = principal
         state = self._codec.seal(claims)
         return {"inputRequests": dict(self.requested), "requestState": state}
