@@ -217,7 +217,7 @@ class Client:
             "clientInfo": {"name": "scale-test-client", "version": "1"},
         }
         body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
-        response = httpx2.post(self.url, content=json.dumps(body), headers=dict(HEADERS), timeout=10)
+        response = httpx2.post(self.url, content=json.dumps(body), headers=self.headers(), timeout=10)
         assert response.status_code == 200 and "mcp-session-id" in response.headers, response.text
         self.session_id = response.headers["mcp-session-id"]
         assert self.notify("notifications/initialized").status_code == 202

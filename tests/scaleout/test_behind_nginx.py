@@ -97,14 +97,15 @@ class ProxiedClient(Client):
         return super().headers(host=PUBLIC_NAME, **extra)
 
 
-def test_a_session_is_served_by_both_hosts_through_the_proxy(proxy: str, hosts: list[ScaledServer]) -> None:
+def proxied_session(proxy: str) -> ProxiedClient:
+    """A handshake-era session opened through the proxy."""
     client = ProxiedClient(proxy)
-    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
-    answer = httpx2.post(proxy, content=json.dumps(body), headers={**HEADERS, "host": PUBLIC_NAME}, timeout=10)
-    assert answer.status_code == 200, answer.text
-    client.session_id = answer.headers["mcp-session-id"]
-    assert client.notify("notifications/initialized").status_code == 202
+    client.initialize()
+    return client
+
+
+def test_a_session_is_served_by_both_hosts_through_the_proxy(proxy: str, hosts: list[ScaledServer]) -> None:
+    client = proxied_session(proxy)
     pids = {client.call("whoami") for _ in range(24)}
     serving = [host for host in hosts if pids & set(host.workers())]
     assert len(serving) == 2, (pids, [host.workers() for host in hosts])  # nginx spreads over both upstreams
@@ -114,13 +115,7 @@ def test_events_stream_through_the_proxy_as_they_are_written(proxy: str) -> None
     """`count` logs "count 1" at once and answers 1.8 s later: through the guide's proxy the first event must not
     wait for the answer. (This nginx streams these events even with buffering on; the guide still turns it off,
     which is what nginx documents for event streams.)"""
-    client = ProxiedClient(proxy)
-    client.session_id = None
-    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
-    answer = httpx2.post(proxy, content=json.dumps(body), headers={**HEADERS, "host": PUBLIC_NAME}, timeout=10)
-    client.session_id = answer.headers["mcp-session-id"]
-    client.notify("notifications/initialized")
+    client = proxied_session(proxy)
     client.request("logging/setLevel", {"level": "info"})
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "count", "arguments": {"n": 3}}}
     call["params"]["arguments"]["interval"] = 0.6
