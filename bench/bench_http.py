@@ -223,7 +223,7 @@ def nodelay_note() -> str:
     """Whether mcpgen's listening socket is created with IPPROTO_TCP (asyncio then sets TCP_NODELAY on accepted
     connections); another change under way, reported so that each run says which server it measured."""
     try:
-        from mcpgen_runtime.transports import http_server
+        from mcpgen_runtime.transports.http.server import app as http_server
 
         source = inspect.getsource(inspect.getmodule(http_server.serve_app))  # type: ignore[arg-type]
     except (ImportError, OSError, TypeError):
@@ -238,7 +238,7 @@ def uvicorn_note() -> str:
 
     parser = "httptools" if importlib.util.find_spec("httptools") else "h11 (httptools is not installed)"
     try:
-        from mcpgen_runtime.transports import http_uvicorn
+        from mcpgen_runtime.transports.http.server import serving as http_uvicorn
 
         source = inspect.getsource(http_uvicorn)
     except (ImportError, OSError):

@@ -97,8 +97,8 @@ def test_mypy_sees_the_lifespan_state_and_the_typed_client_answers(tmp_path: Pat
         'sample.py:16: note: Revealed type is "mcpgen_runtime.server.server.Server[sample.AppState]"',
         'sample.py:17: note: Revealed type is "mcpgen_runtime.server.server.Server[Any]"',
         'sample.py:23: note: Revealed type is "sample.AppState"',
-        'sample.py:25: note: Revealed type is "mcpgen_runtime.server.elicitation.Accepted[sample.Booking] |'
-        ' mcpgen_runtime.server.elicitation.Declined | mcpgen_runtime.server.elicitation.Cancelled"',
+        'sample.py:25: note: Revealed type is "mcpgen_runtime.server.authoring.elicitation.Accepted[sample.Booking] |'
+        ' mcpgen_runtime.server.authoring.elicitation.Declined | mcpgen_runtime.server.authoring.elicitation.Cancelled"',
         'sample.py:28: note: Revealed type is "sample.Booking"',
         'sample.py:29: note: Revealed type is "mcp_bindings.v2025_06_18.models.ElicitResult |'
         ' mcp_bindings.v2025_11_25.models.ElicitResult | mcp_bindings.v2026_07_28.models.ElicitResult"',

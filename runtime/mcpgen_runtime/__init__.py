@@ -14,8 +14,8 @@ import cycle exists, counting ``TYPE_CHECKING`` and function-level imports):
   ``Session`` with the generated ``mcp_bindings``. Neither imports the other.
 - ``testing``: ``connect_in_memory(server)``, a ``Client`` connected to a ``Server`` in the same process (above
   both, since they do not import each other).
-- this package, which re-exports the public API. Streamable HTTP lives in ``transports.http_server`` and
-  ``transports.http_client``; import them from there (they pull in starlette, uvicorn and httpx2, which stdio does
+- this package, which re-exports the public API. Streamable HTTP lives in ``transports.http.server.app`` and
+  ``transports.http.client.stream``; import them from there (they pull in starlette, uvicorn and httpx2, which stdio does
   not need).
 """
 
@@ -55,10 +55,10 @@ if TYPE_CHECKING:  # type checkers read these; at run time a name is imported on
     from .server import Server as Server
     from .server import ToolError as ToolError
     from .testing import connect_in_memory as connect_in_memory
-    from .transports.stdio import NDJSONStream as NDJSONStream
-    from .transports.stdio import SubprocessStream as SubprocessStream
-    from .transports.stdio import open_subprocess_stream as open_subprocess_stream
-    from .transports.stdio import stdio_server_stream as stdio_server_stream
+    from .transports.stdio.ndjson import NDJSONStream as NDJSONStream
+    from .transports.stdio.ndjson import SubprocessStream as SubprocessStream
+    from .transports.stdio.ndjson import open_subprocess_stream as open_subprocess_stream
+    from .transports.stdio.ndjson import stdio_server_stream as stdio_server_stream
 
 # Lazy (PEP 562), so that `from mcpgen_runtime.server import Server` does not import the client, and a client does not
 # import the server: each pays only for what it uses (every layer below imports what it needs itself).
@@ -83,7 +83,7 @@ _DEFINED_IN: Final[dict[str, str]] = {
     "MessageStream": ".jsonrpc",
     "MethodNotFound": ".jsonrpc",
     "Middleware": ".server",
-    "NDJSONStream": ".transports.stdio",
+    "NDJSONStream": ".transports.stdio.ndjson",
     "NotificationHandler": ".jsonrpc",
     "ProgressCallback": ".jsonrpc",
     "RequestContext": ".jsonrpc",
@@ -93,12 +93,12 @@ _DEFINED_IN: Final[dict[str, str]] = {
     "Server": ".server",
     "Session": ".jsonrpc",
     "SessionClosedError": ".jsonrpc",
-    "SubprocessStream": ".transports.stdio",
+    "SubprocessStream": ".transports.stdio.ndjson",
     "ToolError": ".server",
     "connect_in_memory": ".testing",
     "memory_stream_pair": ".jsonrpc",
-    "open_subprocess_stream": ".transports.stdio",
-    "stdio_server_stream": ".transports.stdio",
+    "open_subprocess_stream": ".transports.stdio.ndjson",
+    "stdio_server_stream": ".transports.stdio.ndjson",
 }
 
 __all__ = sorted(_DEFINED_IN)

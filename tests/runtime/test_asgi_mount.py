@@ -1,4 +1,4 @@
-"""A server mounted in an existing Starlette app (``server.asgi``): ``mount_mcp`` with the parent's lifespan, and
+"""A server mounted in an existing Starlette app (``server.hosting.asgi``): ``mount_mcp`` with the parent's lifespan, and
 ``MCPApp`` routed by hand (started on its first request) or served alone.
 
 Real uvicorn servers on 127.0.0.1 port 0 (``serve_app``), our typed Client at http://127.0.0.1:PORT/mcp; every wait
@@ -24,8 +24,8 @@ from starlette.staticfiles import StaticFiles
 from mcp_bindings import v2025_06_18 as mcp
 from mcp_bindings.v2025_06_18.client import ClientStub
 from mcpgen_runtime import Client, Server
-from mcpgen_runtime.server.asgi import MCPApp, mount_mcp
-from mcpgen_runtime.transports.http_server import serve_app
+from mcpgen_runtime.server.hosting.asgi import MCPApp, mount_mcp
+from mcpgen_runtime.transports.http.server.app import serve_app
 
 pytestmark = pytest.mark.anyio
 

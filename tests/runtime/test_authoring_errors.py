@@ -35,7 +35,7 @@ from mcpgen_runtime import (
     open_subprocess_stream,
 )
 from mcpgen_runtime.server import SUPPORTED_PROTOCOL_VERSIONS, Server
-from mcpgen_runtime.server.errors import RESOURCE_NOT_FOUND, ProtocolError, resource_not_found_code
+from mcpgen_runtime.server.authoring.errors import RESOURCE_NOT_FOUND, ProtocolError, resource_not_found_code
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,7 @@ from mcpgen_runtime.client.auth.discovery import (
     resource_urls,
 )
 from mcpgen_runtime.client.auth.provider import check_redirect
-from mcpgen_runtime.transports.http_client_auth import parse_www_authenticate
+from mcpgen_runtime.transports.http.client.auth import parse_www_authenticate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import running_auth_server

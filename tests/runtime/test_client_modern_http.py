@@ -17,7 +17,7 @@ from raw_servers import Exchange, mcp_handler, raw_http_server, result
 
 from mcpgen_runtime.client import Client
 from mcpgen_runtime.client.tool_headers import header_map, invalid_x_mcp_header, param_headers
-from mcpgen_runtime.transports.mcp_headers import encode_header_value
+from mcpgen_runtime.transports.http.client.headers import encode_header_value
 
 pytestmark = pytest.mark.anyio
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from mcpgen_runtime.protocol.version_unions import EVERY_VERSION
 from mcpgen_runtime.protocol.versions import LEGACY_PROTOCOL_VERSIONS
-from mcpgen_runtime.server.connection import _KNOWN_METHODS
-from mcpgen_runtime.server.dispatch import stub_for
+from mcpgen_runtime.server.dispatch.connection import _KNOWN_METHODS
+from mcpgen_runtime.server.dispatch.bindings import stub_for
 
 SERVER = Path(__file__).resolve().parents[2] / "bench" / "servers" / "mcpgen_add_server.py"
 # The modules of a version that cost something to import (its `methods`, plain constants, do not count).
@@ -74,7 +74,7 @@ def test_the_unions_over_versions_are_there_on_first_use() -> None:
         "import sys\n"
         "from mcpgen_runtime.server import AnyRoot\n"
         "from mcpgen_runtime.client import AnyClientStub\n"
-        "import mcpgen_runtime.server.context as context\n"
+        "import mcpgen_runtime.server.authoring.context as context\n"
         "print(len(AnyRoot.__args__), len(AnyClientStub.__args__), context.AnyRoot is AnyRoot)"
     )
     assert out.split() == [str(len(EVERY_VERSION)), str(len(EVERY_VERSION)), "True"]

@@ -20,7 +20,7 @@ from mcp_bindings import v2025_11_25 as v4
 from mcpgen_runtime import Accepted, Cancelled, Context, Declined, JSONRPCError, Server, connect_in_memory
 from mcpgen_runtime.client import ClientContext
 from mcpgen_runtime.server import CapabilityError, InvalidClientResultError
-from mcpgen_runtime.transports import http_session
+from mcpgen_runtime.transports.http.server import session as http_session
 
 pytestmark = pytest.mark.anyio
 
@@ -321,7 +321,7 @@ async def test_no_http_request_in_memory() -> None:
 
 
 async def test_the_http_request_is_built_from_the_transports_scope(monkeypatch: pytest.MonkeyPatch) -> None:
-    # What streamable HTTP hands over (transports.http_session.current_http_scope): the ASGI scope of the POST.
+    # What streamable HTTP hands over (transports.http.server.session.current_http_scope): the ASGI scope of the POST.
     # Over real HTTP, once the transport has it: the proposal in the report (tested there against uvicorn).
     scope = {
         "type": "http",

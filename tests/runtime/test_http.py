@@ -15,8 +15,8 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpgen_runtime import JSONParams, JSONRPCError, MessageStream, MethodNotFound, RequestContext, Session
-from mcpgen_runtime.transports.http_client import open_http_stream
-from mcpgen_runtime.transports.http_server import StreamableHTTPApp, run_http, serve_app
+from mcpgen_runtime.transports.http.client.stream import open_http_stream
+from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp, run_http, serve_app
 
 pytestmark = pytest.mark.anyio
 
@@ -353,8 +353,8 @@ async def test_our_client_against_official_sdk_server() -> None:
 
 
 def test_sse_event_framing() -> None:
-    from mcpgen_runtime.transports.http_session import Event
-    from mcpgen_runtime.transports.http_sse import sse_bytes, sse_event
+    from mcpgen_runtime.transports.http.server.session import Event
+    from mcpgen_runtime.transports.http.server.sse import sse_bytes, sse_event
 
     assert sse_event(b'{"a":1}') == b'event: message\ndata: {"a":1}\n\n'
     assert sse_event(b"{\n}") == b"event: message\ndata: {\ndata: }\n\n"

@@ -20,8 +20,8 @@ import pytest
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-from mcpgen_runtime.transports.http_coalesce import _HeadHoldingTransport, coalescing_protocol
-from mcpgen_runtime.transports.http_uvicorn import serve_app
+from mcpgen_runtime.transports.http.server.coalesce import _HeadHoldingTransport, coalescing_protocol
+from mcpgen_runtime.transports.http.server.serving import serve_app
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n"
 STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"

@@ -16,8 +16,8 @@ import httpx2
 import pytest
 
 from mcpgen_runtime import JSONParams, MessageStream, MethodNotFound, RequestContext, Session
-from mcpgen_runtime.transports import http_session
-from mcpgen_runtime.transports.http_server import run_http
+from mcpgen_runtime.transports.http.server import session as http_session
+from mcpgen_runtime.transports.http.server.app import run_http
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ import pytest
 from starlette.types import Receive, Scope, Send
 
 from mcpgen_runtime.server import Server
-from mcpgen_runtime.transports.http_server import StreamableHTTPApp, serve_app
+from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp, serve_app
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ import pytest
 
 from mcpgen_runtime import InvalidParams, JSONParams, MessageStream, MethodNotFound, RequestContext, Session
 from mcpgen_runtime.server import Server
-from mcpgen_runtime.transports.http_server import StreamableHTTPApp, serve_app
+from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp, serve_app
 
 pytestmark = pytest.mark.anyio
 

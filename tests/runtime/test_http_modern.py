@@ -17,8 +17,8 @@ import httpx2
 import pytest
 
 from mcpgen_runtime import JSONParams, JSONRPCError, MessageStream, MethodNotFound, RequestContext, Session
-from mcpgen_runtime.transports.http_server import StreamableHTTPApp, serve_app
-from mcpgen_runtime.transports.http_session import current_http_scope
+from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp, serve_app
+from mcpgen_runtime.transports.http.server.session import current_http_scope
 
 pytestmark = pytest.mark.anyio
 

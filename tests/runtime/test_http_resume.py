@@ -20,8 +20,8 @@ import pytest
 
 from mcpgen_runtime import JSONParams, MessageStream, MethodNotFound, RequestContext, Session
 from mcpgen_runtime.server import Context, Server
-from mcpgen_runtime.transports.event_store import EventStore, InMemoryEventStore, Replay, StoredEvent
-from mcpgen_runtime.transports.http_server import StreamableHTTPApp, serve_app
+from mcpgen_runtime.transports.http.server.event_store import EventStore, InMemoryEventStore, Replay, StoredEvent
+from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp, serve_app
 
 pytestmark = pytest.mark.anyio
 

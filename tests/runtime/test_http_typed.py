@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from mcp_bindings import v2025_06_18 as v6
 from mcp_bindings.v2025_06_18.client import ClientStub
 from mcpgen_runtime import Client, Context, Server
-from mcpgen_runtime.transports.http_server import serve_app
+from mcpgen_runtime.transports.http.server.app import serve_app
 
 pytestmark = pytest.mark.anyio
 

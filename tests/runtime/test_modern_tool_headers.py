@@ -16,7 +16,7 @@ import pytest
 from pydantic import Field
 
 from mcpgen_runtime.server import Server
-from mcpgen_runtime.server.tool_headers import decode_param_header, header_parameters
+from mcpgen_runtime.server.dispatch.tool_headers import decode_param_header, header_parameters
 
 pytestmark = pytest.mark.anyio
 

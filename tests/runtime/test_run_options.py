@@ -1,4 +1,4 @@
-"""How a server process runs (``server.run_options``) and ``python -m mcpgen_runtime.server.runner``: logging on
+"""How a server process runs (``server.hosting.options``) and ``python -m mcpgen_runtime.server.runner``: logging on
 stderr at a chosen level, the announced URL (the real port for port 0), the Host list that follows ``--host`` and
 ``--allowed-host`` with a warning for a wildcard bind, and the runner's bad input (exit 2, one ``error:`` line).
 
@@ -28,16 +28,16 @@ import pytest
 from mcp_bindings import v2025_06_18 as mcp
 from mcp_bindings.v2025_06_18.client import ClientStub
 from mcpgen_runtime import Client
-from mcpgen_runtime.server import run_options
-from mcpgen_runtime.server.run_options import (
+from mcpgen_runtime.server.hosting import options as run_options
+from mcpgen_runtime.server.hosting.options import (
     Announcer,
     allowed_hosts_for,
     configure_logging,
     http_options,
     wildcard_warning,
 )
-from mcpgen_runtime.transports import http_server
-from mcpgen_runtime.transports.stdio import open_subprocess_stream
+from mcpgen_runtime.transports.http.server import app as http_server
+from mcpgen_runtime.transports.stdio.ndjson import open_subprocess_stream
 
 TIMEOUT = 20
 RUNNER = [sys.executable, "-m", "mcpgen_runtime.server.runner"]

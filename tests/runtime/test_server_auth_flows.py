@@ -24,9 +24,9 @@ from joserfc.jwk import RSAKey
 from starlette.applications import Starlette
 
 from mcpgen_runtime.server import Context, Server
-from mcpgen_runtime.server.asgi import mount_mcp
+from mcpgen_runtime.server.hosting.asgi import mount_mcp
 from mcpgen_runtime.server.auth import BearerAuth, InvalidTokenError, JWTVerifier
-from mcpgen_runtime.transports.http_uvicorn import serve_app
+from mcpgen_runtime.transports.http.server.serving import serve_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server

@@ -1,4 +1,4 @@
-"""mcpgen_runtime.transports.stdio: newline-delimited JSON over real child processes' pipes (and the framing on its
+"""mcpgen_runtime.transports.stdio.ndjson: newline-delimited JSON over real child processes' pipes (and the framing on its
 own)."""
 
 from __future__ import annotations

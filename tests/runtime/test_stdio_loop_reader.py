@@ -1,4 +1,4 @@
-"""The stdio transport's pipes read from the event loop (``transports.stdio.PipeStream`` / ``LoopReader``): on
+"""The stdio transport's pipes read from the event loop (``transports.stdio.ndjson.PipeStream`` / ``LoopReader``): on
 asyncio the fd stays registered with the loop and the loop's callback reads, at most one chunk ahead of the
 consumer; a client reads its child's stdout through its own pipe the same way. Real pipes and real processes
 throughout; bad frames that arrive through this path still get the right JSON-RPC errors."""
@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from mcpgen_runtime import FrameTooLarge, JSONParams, NDJSONStream, RequestContext, Session, open_subprocess_stream
-from mcpgen_runtime.transports.stdio_streams import READ_SIZE, LoopReader, PipeStream
+from mcpgen_runtime.transports.stdio.pipes import READ_SIZE, LoopReader, PipeStream
 
 pytestmark = pytest.mark.anyio
 

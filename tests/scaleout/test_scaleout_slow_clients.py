@@ -103,8 +103,8 @@ def test_a_post_stream_whose_client_falls_behind_is_ended_and_resumes_with_its_a
 def test_a_full_channel_ends_after_what_it_queued(caplog: pytest.LogCaptureFixture) -> None:
     """The bound itself (in memory, no Redis): what is queued still goes out, nothing more is queued, and losing an
     event without an id is a warning."""
-    from mcpgen_runtime.transports.http_channel import Channel
-    from mcpgen_runtime.transports.http_session import Event as QueuedEvent
+    from mcpgen_runtime.transports.http.server.channel import Channel
+    from mcpgen_runtime.transports.http.server.session import Event as QueuedEvent
 
     channel = Channel(max_queued=3)
     assert all(channel.push(QueuedEvent(b"{}", f"s/{n}")) for n in range(3))
@@ -114,6 +114,6 @@ def test_a_full_channel_ends_after_what_it_queued(caplog: pytest.LogCaptureFixtu
 
     unresumable = Channel(max_queued=1)
     unresumable.push(QueuedEvent(b"{}"))
-    with caplog.at_level("WARNING", logger="mcpgen_runtime.transports.http_channel"):
+    with caplog.at_level("WARNING", logger="mcpgen_runtime.transports.http.server.channel"):
         assert not unresumable.push(QueuedEvent(b"{}"))
     assert "cannot resume" in caplog.text

@@ -35,8 +35,8 @@ from ..jsonrpc.envelopes import JSONParams, JSONRPCError
 from ..jsonrpc.session import Session
 from ..jsonrpc.streams import MessageStream
 from ..transports.delivery import DEFAULT_MAX_MESSAGE_BYTES, AnswerGuard, SSEReconnect, undeliverable_reason
-from ..transports.http_client_auth import unauthorized_challenge
-from ..transports.stdio import open_subprocess_stream
+from ..transports.http.client.auth import unauthorized_challenge
+from ..transports.stdio.ndjson import open_subprocess_stream
 from .auth.errors import AuthorizationError
 from .client_support import (
     DEFAULT_MAX_PAGES,
@@ -77,7 +77,7 @@ __all__ = ["Client", "ClientContext"]
 if TYPE_CHECKING:
     import httpx2  # only for the annotation: stdio clients never import it
 
-    from ..transports.http_client_auth import HTTPAuth
+    from ..transports.http.client.auth import HTTPAuth
     from .client_support import AnyClientHandlers, AnyClientStub, AnyImplementation, AnyInitializeResult
 
 logger = logging.getLogger(__name__)
@@ -255,7 +255,7 @@ class Client(ConveniencesMixin, ListsMixin):
         asked to authorize on a 401 / 403 ``insufficient_scope``; one it cannot resolve raises
         ``AuthorizationError`` (with or without ``auth``).
         """
-        from ..transports.http_client import open_http_stream  # only HTTP clients need httpx2
+        from ..transports.http.client.stream import open_http_stream  # only HTTP clients need httpx2
 
         async with (
             open_http_stream(

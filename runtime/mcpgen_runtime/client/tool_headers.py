@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from ..transports.mcp_headers import PARAM_HEADER_PREFIX, encode_header_value
+from ..transports.http.client.headers import PARAM_HEADER_PREFIX, encode_header_value
 
 __all__ = ["HeaderMap", "header_map", "invalid_x_mcp_header", "param_headers"]
 

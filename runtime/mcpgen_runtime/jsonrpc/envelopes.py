@@ -1,6 +1,6 @@
 """JSON-RPC 2.0 envelopes and errors: the bottom of ``mcpgen_runtime`` (``jsonrpc`` layer; imports nothing of ours).
 
-Where it sits: transports (``transports.stdio``, the streamable HTTP ones) move opaque frames; this module turns one
+Where it sits: transports (``transports.stdio.ndjson``, the streamable HTTP ones) move opaque frames; this module turns one
 incoming frame into a classified message (request / notification / response / error response / batch / invalid) and
 builds the outgoing envelopes; ``session`` sits on top and does the bookkeeping (ids, cancellation, progress).
 Nothing here knows about MCP versions or pydantic: the envelope is checked with plain ``isinstance`` tests because

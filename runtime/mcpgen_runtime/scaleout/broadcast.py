@@ -2,9 +2,9 @@
 
 Where it sits: in the ``scaleout`` layer, under ``server`` (it knows the server only by the shape it uses,
 ``RelayingServer``): one ``NotificationBroadcast`` per worker process, run by the worker's app
-(``serve_broadcast``), sets ``server.relay`` (a ``server.subscriptions.NotificationRelay``) so that what the server
+(``serve_broadcast``), sets ``server.relay`` (a ``server.dispatch.subscriptions.NotificationRelay``) so that what the server
 raises (``Server.notify_tools_changed`` ...) is also published, and delivers what other workers published to the
-listen streams this worker holds (``server.subscriptions.Listeners``). Without Redis it is not created, and the
+listen streams this worker holds (``server.dispatch.subscriptions.Listeners``). Without Redis it is not created, and the
 server's hot path is one ``relay is None`` test.
 
 Exactly once, everywhere: the raising worker delivers to its own listen streams at once (as without Redis, so that
@@ -62,7 +62,7 @@ DEFAULT_MAX_BACKOFF: Final = 5.0
 DEFAULT_HEALTH_INTERVAL: Final = 30.0
 DEFAULT_TIMEOUT: Final = 5.0
 # What may travel on the channel: the change notifications a listen stream can opt in to, by the capability each needs
-# (server.subscriptions.LIST_CHANGED_METHODS, and resource updates).
+# (server.dispatch.subscriptions.LIST_CHANGED_METHODS, and resource updates).
 RELAYED: Final[Mapping[str, str]] = {
     "tools.listChanged": "notifications/tools/list_changed",
     "prompts.listChanged": "notifications/prompts/list_changed",
@@ -158,7 +158,7 @@ class NotificationBroadcast:
     # -- the raising side -----------------------------------------------------------------------------------------
 
     def publish(self, capability: str, method: str, params: Mapping[str, Any] | None) -> None:
-        """Queue ``method`` for the other workers (``server.subscriptions.NotificationRelay``). Never blocks or
+        """Queue ``method`` for the other workers (``server.dispatch.subscriptions.NotificationRelay``). Never blocks or
         raises: outside ``running``, or with the outbox full, the notification is dropped (with a warning)."""
         if self._outbox is None:
             return

@@ -1,7 +1,7 @@
 """The SSE event store on Redis: every worker stores and replays the same streams, so a client resumes a stream
 with ``Last-Event-ID`` on any worker, and a worker can follow ("tail") a stream another worker writes.
 
-Where it sits: in ``scaleout``, implementing ``transports.event_store.EventStore`` for ``shared_app``. One Redis
+Where it sits: in ``scaleout``, implementing ``transports.http.server.event_store.EventStore`` for ``shared_app``. One Redis
 stream per SSE stream (``KeyLayout.events``), trimmed to ``max_events_per_stream`` entries and expiring
 ``event_ttl`` seconds after its last write (a POST's stream ``completed_stream_ttl`` seconds after its last response
 went to a live connection). An entry is a message (field ``m``, the JSON-RPC frame), with ``end``
@@ -21,8 +21,8 @@ import anyio
 import redis
 import redis.asyncio
 
-from ..transports.event_store import Replay, StoredEvent
-from ..transports.http_session import Channel, Event
+from ..transports.http.server.event_store import Replay, StoredEvent
+from ..transports.http.server.session import Channel, Event
 from .keys import KeyLayout
 from .settings import ScaleOutSettings
 

@@ -1,6 +1,6 @@
 """The streamable HTTP endpoint of one worker of a scaled-out server: ``ScaleOutHTTPApp``.
 
-Where it sits: the top of ``scaleout`` (``server`` runs it in place of ``transports.http_server.StreamableHTTPApp``
+Where it sits: the top of ``scaleout`` (``server`` runs it in place of ``transports.http.server.app.StreamableHTTPApp``
 when a Redis URL is configured). It is that app, with the handshake era's sessions shared through Redis so that any
 worker serves any request of any session, with no affinity:
 
@@ -35,11 +35,11 @@ import anyio
 import redis
 
 from ..jsonrpc.envelopes import ErrorCode, Request
-from ..transports.http_asgi import Answer, HTTPRequest, accepts
-from ..transports.http_handshake import LAST_EVENT_ID_HEADER, _Answer, error_answer
-from ..transports.http_server import ConnectionHandler, StreamableHTTPApp
-from ..transports.http_session import Channel, HTTPSessionStream
-from ..transports.http_sse import SSEResponse
+from ..transports.http.server.asgi import Answer, HTTPRequest, accepts
+from ..transports.http.server.handshake import LAST_EVENT_ID_HEADER, _Answer, error_answer
+from ..transports.http.server.app import ConnectionHandler, StreamableHTTPApp
+from ..transports.http.server.session import Channel, HTTPSessionStream
+from ..transports.http.server.sse import SSEResponse
 from .keys import KeyLayout
 from .redis_client import open_redis
 from .redis_events import RedisEventStore, split_event_id

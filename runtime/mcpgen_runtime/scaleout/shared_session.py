@@ -28,7 +28,7 @@ import anyio
 import redis.asyncio
 
 from ..jsonrpc.envelopes import ErrorCode, Request, RequestId, encode_frame, is_request_id
-from ..transports.http_session import HTTPSessionStream, ResponseStream
+from ..transports.http.server.session import HTTPSessionStream, ResponseStream
 from .keys import KeyLayout, session_stream_key
 from .redis_events import RedisEventStore
 from .settings import ScaleOutSettings

@@ -1,6 +1,6 @@
 """Several worker processes on one port: ``run_workers`` forks them, restarts the ones that die, and stops them all.
 
-Where it sits: in ``scaleout``, under ``server.run_options`` (which hands it the function a worker runs). Each
+Where it sits: in ``scaleout``, under ``server.hosting.options`` (which hands it the function a worker runs). Each
 worker listens on its own socket with SO_REUSEPORT, so the kernel spreads new connections over the workers (a
 shared accept queue tends to hand a quiet server's connections to one worker); the parent keeps the port bound,
 without listening, so a restarted worker gets the same port back. Fork, not spawn: a worker is the parent's copy

@@ -23,12 +23,12 @@ This package re-exports the names a server author needs.
 
 from typing import TYPE_CHECKING, Any
 
-from . import context
-from .caching import DEFAULT_CACHE_HINTS, CacheHint, CacheScope
-from .connection import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerConnection
-from .context import LOG_LEVELS, CapabilityError, Context, InvalidClientResultError
-from .elicitation import Accepted, Cancelled, Declined, ElicitOutcome
-from .errors import (
+from .authoring import context
+from .authoring.caching import DEFAULT_CACHE_HINTS, CacheHint, CacheScope
+from .dispatch.connection import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerConnection
+from .authoring.context import LOG_LEVELS, CapabilityError, Context, InvalidClientResultError
+from .authoring.elicitation import Accepted, Cancelled, Declined, ElicitOutcome
+from .authoring.errors import (
     HeaderMismatchError,
     InvalidParamsError,
     MissingClientCapabilityError,
@@ -36,15 +36,15 @@ from .errors import (
     ResourceNotFoundError,
     ToolError,
 )
-from .lifespan import Lifespan, LifespanError
-from .middleware import CallNext, IncomingRequest, Middleware
-from .mrtr import InputRequired
-from .registry import Registry
-from .request_state import InvalidRequestStateError, RequestStateCodec
+from .authoring.lifespan import Lifespan, LifespanError
+from .authoring.middleware import CallNext, IncomingRequest, Middleware
+from .dispatch.input_rounds import InputRequired
+from .authoring.registry import Registry
+from .dispatch.request_state import InvalidRequestStateError, RequestStateCodec
 from .server import Server
 
 if TYPE_CHECKING:
-    from .context import AnyCreateMessageResult, AnyElicitResult, AnyReadResourceResult, AnyRoot
+    from .authoring.context import AnyCreateMessageResult, AnyElicitResult, AnyReadResourceResult, AnyRoot
 else:
 
     def __getattr__(name: str) -> Any:

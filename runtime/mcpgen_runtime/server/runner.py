@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-from .run_options import DEFAULT_LOG_LEVEL, LOG_LEVEL_NAMES, run_http, run_stdio
+from .hosting.options import DEFAULT_LOG_LEVEL, LOG_LEVEL_NAMES, run_http, run_stdio
 from .server import Server, start_scaled_worker
 
 __all__ = ["LoadError", "create_app", "load_server", "main", "split_target"]
@@ -234,7 +234,7 @@ def create_app() -> Any:
     ``auto`` too)."""
     from ..scaleout.settings import ScaleOutSettings, SettingsError
     from ..scaleout.shared_app import ScaleOutHTTPApp
-    from .run_options import allowed_hosts_for
+    from .hosting.options import allowed_hosts_for
 
     target = os.environ.get("MCPGEN_TARGET")
     if not target:

@@ -2,7 +2,7 @@
 
 Where it sits: the top of the ``server`` layer. ``Server`` adds to ``registry.Registry`` (what is served, filled
 by the decorators) the serving: one ``connection.ServerConnection`` per client (``serve_stream``), change
-notifications to the live connections, and the transports to run on (``transports.stdio``; the streamable HTTP
+notifications to the live connections, and the transports to run on (``transports.stdio.ndjson``; the streamable HTTP
 server is imported only when it is used, so that a stdio server does not import starlette and uvicorn).
 
 It also holds what surrounds the handlers: the lifespan (``lifespan``: shared state, started once per run; a run
@@ -21,20 +21,20 @@ import anyio
 
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
-from ..transports.stdio import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
-from . import run_options
-from .caching import CacheHint
-from .connection import ServerConnection
-from .dispatch import declared
-from .lifespan import Lifespan, LifespanRunner, StateT
-from .middleware import Middleware
-from .registry import Registry
-from .request_state import DEFAULT_MAX_REQUEST_STATE_BYTES, DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
-from .run_options import DEFAULT_LOG_LEVEL
-from .subscriptions import NotificationRelay
+from ..transports.stdio.ndjson import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
+from .hosting import options as run_options
+from .authoring.caching import CacheHint
+from .dispatch.connection import ServerConnection
+from .dispatch.bindings import declared
+from .authoring.lifespan import Lifespan, LifespanRunner, StateT
+from .authoring.middleware import Middleware
+from .authoring.registry import Registry
+from .dispatch.request_state import DEFAULT_MAX_REQUEST_STATE_BYTES, DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
+from .hosting.options import DEFAULT_LOG_LEVEL
+from .dispatch.subscriptions import NotificationRelay
 
 if TYPE_CHECKING:
-    from .asgi import MCPApp
+    from .hosting.asgi import MCPApp
 
 __all__ = ["Server", "start_scaled_worker"]
 
@@ -191,14 +191,14 @@ class Server(Registry, Generic[StateT]):
     ) -> None:
         """Serve over streamable HTTP at http://host:port/mcp until cancelled; each HTTP session gets its own
         connection. Binds to 127.0.0.1 unless told otherwise. ``options`` (limits, timeouts, resumability): see
-        ``transports.http_server.StreamableHTTPApp``; its per-session in-flight and batch limits also bound each
+        ``transports.http.server.app.StreamableHTTPApp``; its per-session in-flight and batch limits also bound each
         connection's own session. ``auth`` (None): a ``server.auth.BearerAuth`` that protects the endpoint with
-        bearer tokens (bound to this server's tool scopes), or any ``transports.http_auth.HTTPAuthenticator``.
+        bearer tokens (bound to this server's tool scopes), or any ``transports.http.server.auth.HTTPAuthenticator``.
         ``scale_out`` (None): a ``scaleout.ScaleOutSettings`` with a Redis URL makes this process one worker of a
         scaled-out server (``scaleout.shared_app.ScaleOutHTTPApp``: sessions, SSE events and answers shared through
         Redis; its ``request_state_key``, or one the workers share in Redis, replaces this server's); ``reuse_port``:
         other processes listen on the same port (``run_http(workers=N)`` starts them)."""
-        from ..transports.http_server import run_http  # only HTTP servers need starlette and uvicorn
+        from ..transports.http.server.app import run_http  # only HTTP servers need starlette and uvicorn
 
         scale_out = options.pop("scale_out", None)
         if scale_out is not None and scale_out.shared:
@@ -253,7 +253,7 @@ class Server(Registry, Generic[StateT]):
     def asgi_app(self, **options: Any) -> MCPApp:
         """This server as an ASGI app to route or mount in a Starlette/FastAPI app (see ``asgi.mount_mcp``, which
         also runs it inside the app's lifespan); ``options`` as for ``serve_http``."""
-        from .asgi import MCPApp  # only mounted servers need starlette
+        from .hosting.asgi import MCPApp  # only mounted servers need starlette
 
         return MCPApp(self, **options)
 

@@ -8,7 +8,7 @@ credentials, client ID metadata documents, RFC 7591 dynamic registration), ``tok
 client authentication), ``provider`` (``OAuthProvider``: authorization code + PKCE, and
 ``ClientCredentialsProvider``) and ``loopback`` (a redirect receiver on 127.0.0.1 for command-line tools).
 
-May import: ``transports.http_client_auth`` (the hook's protocol), httpx2, authlib (PKCE, client authentication,
+May import: ``transports.http.client.auth`` (the hook's protocol), httpx2, authlib (PKCE, client authentication,
 JWT) and the standard library. Only ``errors`` is imported eagerly: a stdio client never imports authlib; the other
 names load on first use.
 """

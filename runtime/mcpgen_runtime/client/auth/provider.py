@@ -31,7 +31,7 @@ import anyio
 import httpx2
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
-from ...transports.http_client_auth import AuthChallenge
+from ...transports.http.client.auth import AuthChallenge
 from .discovery import AuthServerMetadata, ResourceMetadata, discover_authorization_server, discover_resource
 from .errors import OAuthFlowError
 from .registration import ClientInfo, ClientMetadata, PreRegisteredClient, register_client, token_auth_method

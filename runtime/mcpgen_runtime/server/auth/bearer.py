@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ...transports.http_auth import Authenticated, AuthRefusal
+from ...transports.http.server.auth import Authenticated, AuthRefusal
 from .tokens import AccessToken, InvalidTokenError, TokenVerifier
 
 __all__ = ["METADATA_PATH", "BearerAuth", "BearerAuthenticator"]

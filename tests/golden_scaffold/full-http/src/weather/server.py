@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from mcpgen_runtime import Accepted, Context, Server
 from mcpgen_runtime.server import CapabilityError
-from mcpgen_runtime.server.run_options import LOG_LEVEL_NAMES
+from mcpgen_runtime.server.hosting.options import LOG_LEVEL_NAMES
 from pydantic import BaseModel, Field
 
 

@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Sequence
 
 from mcpgen_runtime import Server
-from mcpgen_runtime.server.run_options import LOG_LEVEL_NAMES
+from mcpgen_runtime.server.hosting.options import LOG_LEVEL_NAMES
 
 server = Server("weather", version="0.1.0", title="Weather")
 

@@ -31,22 +31,22 @@ import mcp_bindings.v2025_06_18 as _v3
 import mcp_bindings.v2025_11_25 as _v4
 import mcp_bindings.v2026_07_28 as _v5
 
-from ..jsonrpc.context import RequestContext
-from ..jsonrpc.envelopes import RequestId
-from ..protocol.results import ResultValidationError, field_errors
-from ..protocol.version_unions import EVERY_VERSION, VersionUnions
-from ..protocol.versions import is_modern
-from ..transports import http_session
-from ..transports.http_session import close_sse_stream
+from ...jsonrpc.context import RequestContext
+from ...jsonrpc.envelopes import RequestId
+from ...protocol.results import ResultValidationError, field_errors
+from ...protocol.version_unions import EVERY_VERSION, VersionUnions
+from ...protocol.versions import is_modern
+from ...transports.http.server import session as http_session
+from ...transports.http.server.session import close_sse_stream
 from .elicitation import ElicitOutcome, ModelT, elicit_outcome, requested_schema
 from .errors import CapabilityError, MissingClientCapabilityError
 from .lifespan import StateT
-from .mrtr import InputRequired
+from ..dispatch.input_rounds import InputRequired
 
 if TYPE_CHECKING:
     from starlette.requests import Request as HTTPRequest  # only for the annotation: stdio servers never import it
 
-    from .auth.tokens import AccessToken
+    from ..auth.tokens import AccessToken
 
 __all__ = [
     "LOG_LEVELS",
@@ -223,7 +223,7 @@ class Context(Generic[StateT]):
         scope = current_scope() if current_scope is not None else None
         if scope is None:
             return None
-        from ..transports.http_auth import AUTH_SCOPE_KEY  # an HTTP request: the transport is loaded already
+        from ...transports.http.server.auth import AUTH_SCOPE_KEY  # an HTTP request: the transport is loaded already
 
         identity: AccessToken | None = scope.get(AUTH_SCOPE_KEY)
         return identity

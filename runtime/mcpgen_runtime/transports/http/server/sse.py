@@ -15,8 +15,8 @@ from typing import Final
 import anyio
 from starlette.types import Receive, Scope, Send
 
-from .http_asgi import SSE, Answer, DisconnectWatch
-from .http_session import Channel, Event
+from .asgi import SSE, Answer, DisconnectWatch
+from .session import Channel, Event
 
 __all__ = ["SSE", "InlineSSE", "SSEResponse", "sse_bytes", "sse_event"]
 

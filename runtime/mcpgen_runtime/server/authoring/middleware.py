@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeAlias
 
-from ..jsonrpc.envelopes import JSONParams
+from ...jsonrpc.envelopes import JSONParams
 from .context import Context
 from .lifespan import StateT
 

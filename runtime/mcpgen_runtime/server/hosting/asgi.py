@@ -1,6 +1,6 @@
 """A server's streamable HTTP endpoint inside another ASGI app (Starlette, FastAPI): ``mount_mcp`` and ``MCPApp``.
 
-Where it sits: in the ``server`` layer, beside ``server.Server``, over ``transports.http_server`` (whose
+Where it sits: in the ``server`` layer, beside ``server.Server``, over ``transports.http.server.app`` (whose
 ``StreamableHTTPApp`` does the HTTP). It imports starlette, so nothing imports it eagerly: a stdio server never
 loads it. The server is anything with ``serve_stream`` (``MountableServer``), so that ``Server`` may import this
 module (for an ``asgi_app()`` method) without an import cycle.
@@ -27,9 +27,9 @@ from starlette.applications import Starlette
 from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
 
-from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
-from ..jsonrpc.streams import MessageStream
-from ..transports.http_server import StreamableHTTPApp
+from ...jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
+from ...jsonrpc.streams import MessageStream
+from ...transports.http.server.app import StreamableHTTPApp
 
 __all__ = ["MCPApp", "MountableServer", "mount_mcp"]
 
@@ -53,7 +53,7 @@ class MCPApp:
     """The streamable HTTP endpoint of ``server`` as an ASGI app that answers every request routed to it (the
     parent app does the routing: ``mount_mcp``, ``add_route(path, app)`` or ``Mount``).
 
-    ``options``: those of ``transports.http_server.StreamableHTTPApp`` except ``path`` (limits, timeouts,
+    ``options``: those of ``transports.http.server.app.StreamableHTTPApp`` except ``path`` (limits, timeouts,
     resumability, ``allowed_hosts`` and ``allowed_origins``: behind a public name, list it in ``allowed_hosts``).
 
     Its session manager (and the server's lifespan) runs, in order of preference: inside the parent's lifespan

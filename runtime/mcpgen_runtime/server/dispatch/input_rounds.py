@@ -29,7 +29,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ..jsonrpc.envelopes import InvalidParams
+from ...jsonrpc.envelopes import InvalidParams
 from .request_state import InvalidRequestStateError, RequestStateCodec
 
 __all__ = ["INPUT_METHODS", "InputExchange", "InputRequired", "params_digest", "principal_digest"]

@@ -48,7 +48,7 @@ import anyio
 import httpx2
 from anyio.abc import TaskGroup, TaskStatus
 
-from ..jsonrpc.envelopes import (
+from ....jsonrpc.envelopes import (
     Batch,
     ErrorCode,
     ErrorResponse,
@@ -63,7 +63,7 @@ from ..jsonrpc.envelopes import (
     error_response,
     is_request_id,
 )
-from .delivery import (
+from ...delivery import (
     DEFAULT_MAX_MESSAGE_BYTES,
     SSEReconnect,
     incomplete,
@@ -71,8 +71,8 @@ from .delivery import (
     strict_loads,
     undeliverable_frame,
 )
-from .http_client_auth import DEFAULT_MAX_AUTH_RETRIES, AuthChallenge, HTTPAuth
-from .mcp_headers import meta_protocol_version, standard_headers
+from .auth import DEFAULT_MAX_AUTH_RETRIES, AuthChallenge, HTTPAuth
+from .headers import meta_protocol_version, standard_headers
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTPClientStream", "ParamHeaders", "SSEReconnect", "open_http_stream"]
 

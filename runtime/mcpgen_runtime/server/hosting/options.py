@@ -6,7 +6,7 @@ which ``mcpgen dev`` starts). It imports only the standard library and anyio, so
 starlette or uvicorn; the server it runs is anything with ``serve_http`` and ``serve_stdio`` (``Servable``), which
 keeps ``server.server`` free to import this module without an import cycle.
 
-The Host check (DNS-rebinding protection, in ``transports.http_server``) accepts only local names by default. A
+The Host check (DNS-rebinding protection, in ``transports.http.server.app``) accepts only local names by default. A
 server bound to one address (``--host 192.168.1.20``) also accepts that address; one bound to every interface
 (``0.0.0.0``, ``::``) cannot know the names clients will use, so it accepts the local ones plus those it is given
 (``allowed_hosts``, the scaffold's ``--allowed-host``) and warns, naming the flag, when it was given none.
@@ -43,7 +43,7 @@ __all__ = [
 LOG_LEVEL_NAMES: Final = ("debug", "info", "warning", "error", "critical")
 DEFAULT_LOG_LEVEL: Final = "info"
 LOG_FORMAT: Final = "%(asctime)s %(name)s %(levelname)s %(message)s"
-# As transports.http_server.LOCAL_HOSTS, which is not imported: that module needs starlette (a test keeps them equal).
+# As transports.http.server.app.LOCAL_HOSTS, which is not imported: that module needs starlette (a test keeps them equal).
 LOCAL_HOSTS: Final = ("localhost", "127.0.0.1", "::1")
 WILDCARD_HOSTS: Final = frozenset({"", "0.0.0.0", "::", "[::]"})
 DEFAULT_PATH: Final = "/mcp"  # StreamableHTTPApp's default
@@ -79,7 +79,7 @@ def configure_logging(level: str | int | None = DEFAULT_LOG_LEVEL, *, stream: Te
 
     ``None`` leaves logging as it is. Logging configured elsewhere first (a root handler that is not ours) keeps its
     handlers: only the root level is set. Calling it again replaces what the previous call set up. uvicorn's own
-    loggers are not touched (``transports.http_uvicorn`` runs it at "warning"). A bad name raises ``ValueError``.
+    loggers are not touched (``transports.http.server.serving`` runs it at "warning"). A bad name raises ``ValueError``.
     """
     if level is None:
         return
@@ -166,7 +166,7 @@ def http_options(
 def scale_out_settings(workers: int | None = None, redis: str | None = None, scale_out: Any = None) -> Any:
     """The ``scaleout.ScaleOutSettings`` of a run: ``scale_out`` if given, else the environment (``MCPGEN_*``) with
     ``workers`` and ``redis`` on top. Raises ``scaleout.settings.SettingsError`` (a ``ValueError``) for bad ones."""
-    from ..scaleout.settings import ScaleOutSettings  # standard library only
+    from ...scaleout.settings import ScaleOutSettings  # standard library only
 
     if scale_out is not None:
         return scale_out
@@ -197,7 +197,7 @@ def run_http(
     try:
         settings = scale_out_settings(workers, redis, scale_out)
         if settings.shared:
-            from ..scaleout.redis_client import check_redis  # only scaled-out servers need redis
+            from ...scaleout.redis_client import check_redis  # only scaled-out servers need redis
 
             check_redis(settings)
     except ValueError as error:
@@ -213,7 +213,7 @@ def run_http(
 
 
 def _run_workers(server: Servable, host: str, port: int, settings: Any, options: dict[str, Any]) -> None:
-    from ..scaleout.supervisor import reserve_port, run_workers
+    from ...scaleout.supervisor import reserve_port, run_workers
 
     announcer = options.pop("task_status")
     reserved = reserve_port(host, port)  # OSError (a port that cannot be bound): as without workers

@@ -35,11 +35,11 @@ from typing import Any, Final
 import anyio
 from starlette.types import Receive, Scope, Send
 
-from ..jsonrpc.envelopes import ErrorCode, Notification, Request, RequestId, encode_frame, error_response
-from ..jsonrpc.streams import MessageStream
-from .http_asgi import JSON, Answer, DisconnectWatch, HTTPRequest, accepts
-from .http_session import Channel, Event, InFlightBudget, serve_http_scope
-from .http_sse import SSEResponse
+from ....jsonrpc.envelopes import ErrorCode, Notification, Request, RequestId, encode_frame, error_response
+from ....jsonrpc.streams import MessageStream
+from .asgi import JSON, Answer, DisconnectWatch, HTTPRequest, accepts
+from .session import Channel, Event, InFlightBudget, serve_http_scope
+from .sse import SSEResponse
 
 __all__ = [
     "DEFAULT_MAX_LISTEN_STREAMS",

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .errors import HeaderMismatchError
+from ..authoring.errors import HeaderMismatchError
 
 __all__ = ["check_param_headers", "header_parameters"]
 

@@ -21,8 +21,8 @@ from typing import BinaryIO
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
-from ..jsonrpc.streams import FrameSink, FrameTooLarge, SendLock
-from .stdio_streams import READ_SIZE, PipeStream, file_byte_streams
+from ...jsonrpc.streams import FrameSink, FrameTooLarge, SendLock
+from .pipes import READ_SIZE, PipeStream, file_byte_streams
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from ..jsonrpc.envelopes import ErrorCode
+from ....jsonrpc.envelopes import ErrorCode
 
 if TYPE_CHECKING:
     import httpx2  # for the annotations only: the typed client imports this module, stdio ones too

@@ -18,9 +18,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_bindings import MODULES
 
-from ..jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError
-from ..protocol.results import ResultValidationError, ValidResult, as_result, field_errors
-from .authoring import validation_details
+from ...jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError
+from ...protocol.results import ResultValidationError, ValidResult, as_result, field_errors
+from ..authoring.definitions import validation_details
 from .handlers import Handlers
 
 __all__ = [

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, TypeVar, overload
 
-from .authoring import (
+from .definitions import (
     AnyFunction,
     CompletionDef,
     PromptDef,

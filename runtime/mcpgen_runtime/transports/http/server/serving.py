@@ -17,7 +17,7 @@ from anyio.abc import TaskStatus
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-from .http_coalesce import coalescing_protocol
+from .coalesce import coalescing_protocol
 
 __all__ = ["serve_app"]
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from .http_asgi import JSON, Answer
+from .asgi import JSON, Answer
 
 __all__ = [
     "AUTH_OWNER_KEY",

@@ -27,13 +27,13 @@ from typing import Any, Final, Protocol
 
 import anyio
 
-from ..jsonrpc.envelopes import RequestId
-from ..jsonrpc.session import Session, SessionClosedError
-from ..protocol.versions import SUBSCRIPTION_ID_META
-from .authoring import call_function
-from .dispatch import declared
-from .errors import ProtocolError
-from .registry import Registry
+from ...jsonrpc.envelopes import RequestId
+from ...jsonrpc.session import Session, SessionClosedError
+from ...protocol.versions import SUBSCRIPTION_ID_META
+from ..authoring.definitions import call_function
+from .bindings import declared
+from ..authoring.errors import ProtocolError
+from ..authoring.registry import Registry
 
 __all__ = ["LIST_CHANGED_FILTERS", "LIST_CHANGED_METHODS", "Listeners", "NotificationRelay"]
 

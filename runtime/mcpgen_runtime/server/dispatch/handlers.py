@@ -24,14 +24,14 @@ from typing import Any, Final, Protocol, TypeVar
 
 from pydantic import ValidationError
 
-from ..jsonrpc.envelopes import InvalidParams, JSONRPCError
-from ..protocol.results import ValidResult
-from ..protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, is_modern
-from .authoring import FullToolResult, call_function, validation_details
-from .caching import CacheHint
-from .context import Context
-from .errors import RESOURCE_NOT_FOUND, ProtocolError, ResourceNotFoundError, resource_not_found_code
-from .registry import Registry
+from ...jsonrpc.envelopes import InvalidParams, JSONRPCError
+from ...protocol.results import ValidResult
+from ...protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, is_modern
+from ..authoring.definitions import FullToolResult, call_function, validation_details
+from ..authoring.caching import CacheHint
+from ..authoring.context import Context
+from ..authoring.errors import RESOURCE_NOT_FOUND, ProtocolError, ResourceNotFoundError, resource_not_found_code
+from ..authoring.registry import Registry
 from .tool_headers import check_param_headers
 
 __all__ = ["RESOURCE_NOT_FOUND", "SUPPORTED_VERSIONS", "HandledConnection", "Handlers", "fit"]

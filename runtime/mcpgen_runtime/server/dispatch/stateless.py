@@ -31,22 +31,22 @@ from typing import Any, Final, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from ..jsonrpc.envelopes import ErrorCode, JSONParams, JSONRPCError, MethodNotFound
-from ..jsonrpc.session import Session
-from ..protocol.results import field_errors
-from ..protocol.versions import (
+from ...jsonrpc.envelopes import ErrorCode, JSONParams, JSONRPCError, MethodNotFound
+from ...jsonrpc.session import Session
+from ...protocol.results import field_errors
+from ...protocol.versions import (
     CLIENT_CAPABILITIES_META,
     CLIENT_INFO_META,
     LOG_LEVEL_META,
     SERVER_INFO_META,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .context import LOG_LEVELS, CapabilityError, Context
-from .dispatch import bindings_for, handlers_class, served_methods, source_of, stub_for, typed_params, validated_result
-from .errors import InvalidParamsError
+from ..authoring.context import LOG_LEVELS, CapabilityError, Context
+from .bindings import bindings_for, handlers_class, served_methods, source_of, stub_for, typed_params, validated_result
+from ..authoring.errors import InvalidParamsError
 from .handlers import SUPPORTED_VERSIONS, fit
-from .mrtr import InputExchange, InputRequired
-from .registry import Registry
+from .input_rounds import InputExchange, InputRequired
+from ..authoring.registry import Registry
 from .request_state import RequestStateCodec
 from .subscriptions import Listeners
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..jsonrpc.envelopes import ErrorCode, JSONRPCError
-from ..protocol.versions import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
+from ...jsonrpc.envelopes import ErrorCode, JSONRPCError
+from ...protocol.versions import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 __all__ = [
     "RESOURCE_NOT_FOUND",

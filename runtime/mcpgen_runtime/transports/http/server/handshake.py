@@ -16,12 +16,12 @@ from typing import Any, Final
 import anyio
 from anyio.abc import TaskGroup
 
-from ..jsonrpc.envelopes import Batch, ErrorCode, Request
+from ....jsonrpc.envelopes import Batch, ErrorCode, Request
 from .event_store import EventStore
-from .http_asgi import JSON, SSE, Answer, DisconnectWatch, HTTPRequest, accepts, on_asyncio
-from .http_auth import AUTH_OWNER_KEY
-from .http_session import Channel, Event, HTTPSessionStream, InFlightBudget, _error_body
-from .http_sse import InlineSSE, SSEResponse, sse_bytes
+from .asgi import JSON, SSE, Answer, DisconnectWatch, HTTPRequest, accepts, on_asyncio
+from .auth import AUTH_OWNER_KEY
+from .session import Channel, Event, HTTPSessionStream, InFlightBudget, _error_body
+from .sse import InlineSSE, SSEResponse, sse_bytes
 
 __all__ = ["TOO_MANY_REQUESTS_IN_FLIGHT", "SessionEra", "error_answer"]
 

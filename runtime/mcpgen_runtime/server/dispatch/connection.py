@@ -34,8 +34,8 @@ from typing import Any, Final, cast
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from ..jsonrpc.context import PING, RequestContext
-from ..jsonrpc.envelopes import (
+from ...jsonrpc.context import PING, RequestContext
+from ...jsonrpc.envelopes import (
     Batch,
     ErrorCode,
     InvalidParams,
@@ -46,13 +46,13 @@ from ..jsonrpc.envelopes import (
     encode_frame,
     error_response,
 )
-from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
-from ..jsonrpc.session import Session, SessionClosedError
-from ..jsonrpc.streams import Dispatcher, FrameSink, MessageStream, stream_extras
-from ..protocol.results import field_errors
-from ..protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META
-from .context import LOG_LEVELS, Context, InvalidClientResultError
-from .dispatch import (
+from ...jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
+from ...jsonrpc.session import Session, SessionClosedError
+from ...jsonrpc.streams import Dispatcher, FrameSink, MessageStream, stream_extras
+from ...protocol.results import field_errors
+from ...protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META
+from ..authoring.context import LOG_LEVELS, Context, InvalidClientResultError
+from .bindings import (
     bindings_for,
     declared,
     handlers_class,
@@ -63,9 +63,9 @@ from .dispatch import (
     validated_result,
 )
 from .handlers import Handlers, fit
-from .middleware import IncomingRequest, Middleware, run_chain
-from .modern import MODERN_ONLY_METHODS, ModernRequest, unsupported_version
-from .registry import Registry
+from ..authoring.middleware import IncomingRequest, Middleware, run_chain
+from .stateless import MODERN_ONLY_METHODS, ModernRequest, unsupported_version
+from ..authoring.registry import Registry
 from .request_state import RequestStateCodec
 from .subscriptions import Listeners
 

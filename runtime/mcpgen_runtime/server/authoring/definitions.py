@@ -40,7 +40,7 @@ from urllib.parse import unquote
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ..protocol.results import ValidResult, field_errors
+from ...protocol.results import ValidResult, field_errors
 from .caching import CacheHint
 from .context import Context
 from .errors import ProtocolError, ToolError

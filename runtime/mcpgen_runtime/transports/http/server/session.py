@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import anyio
 
-from ..jsonrpc.envelopes import (
+from ....jsonrpc.envelopes import (
     ErrorResponse,
     Notification,
     Request,
@@ -40,9 +40,9 @@ from ..jsonrpc.envelopes import (
     is_request_id,
     notification_message,
 )
-from ..jsonrpc.streams import Dispatcher
+from ....jsonrpc.streams import Dispatcher
 from .event_store import EventStore
-from .http_channel import DEFAULT_MAX_QUEUED_EVENTS, Channel, Event
+from .channel import DEFAULT_MAX_QUEUED_EVENTS, Channel, Event
 
 __all__ = [
     "Channel",

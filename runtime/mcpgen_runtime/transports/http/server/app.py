@@ -54,14 +54,14 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..jsonrpc.envelopes import Batch, ErrorCode, Invalid, Request, decode_frame
-from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
-from ..jsonrpc.streams import MessageStream
+from ....jsonrpc.envelopes import Batch, ErrorCode, Invalid, Request, decode_frame
+from ....jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
+from ....jsonrpc.streams import MessageStream
 from .event_store import EventStore, InMemoryEventStore
-from .http_asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plain_text, route_path
-from .http_auth import AUTH_OWNER_KEY, AUTH_SCOPE_KEY, AuthRefusal, HTTPAuthenticator, metadata_answer, refusal_answer
-from .http_channel import DEFAULT_MAX_QUEUED_EVENTS
-from .http_handshake import (
+from .asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plain_text, route_path
+from .auth import AUTH_OWNER_KEY, AUTH_SCOPE_KEY, AuthRefusal, HTTPAuthenticator, metadata_answer, refusal_answer
+from .channel import DEFAULT_MAX_QUEUED_EVENTS
+from .handshake import (
     PROTOCOL_VERSION_HEADER,
     SESSION_ID_HEADER,
     TOO_MANY_REQUESTS_IN_FLIGHT,
@@ -69,9 +69,9 @@ from .http_handshake import (
     _Answer,
     error_answer,
 )
-from .http_modern import DEFAULT_MAX_LISTEN_STREAMS, HANDSHAKE_ERA_VERSIONS, ModernEra, ModernExchange, is_modern
-from .http_session import HTTPSessionStream, InFlightBudget, _error_body
-from .http_uvicorn import serve_app
+from .stateless import DEFAULT_MAX_LISTEN_STREAMS, HANDSHAKE_ERA_VERSIONS, ModernEra, ModernExchange, is_modern
+from .session import HTTPSessionStream, InFlightBudget, _error_body
+from .serving import serve_app
 
 __all__ = [
     "DEFAULT_MAX_BODY_SIZE",
