@@ -36,7 +36,7 @@ import redis
 
 from ..jsonrpc.envelopes import ErrorCode, Request
 from ..transports.http.server.asgi import Answer, HTTPRequest, accepts
-from ..transports.http.server.handshake import LAST_EVENT_ID_HEADER, _Answer, error_answer
+from ..transports.http.server.legacy import LAST_EVENT_ID_HEADER, _Answer, error_answer
 from ..transports.http.server.app import ConnectionHandler, StreamableHTTPApp
 from ..transports.http.server.session import Channel, HTTPSessionStream
 from ..transports.http.server.sse import SSEResponse

@@ -64,7 +64,7 @@ from .bindings import (
 )
 from .handlers import Handlers, fit
 from ..authoring.middleware import IncomingRequest, Middleware, run_chain
-from .stateless import MODERN_ONLY_METHODS, ModernRequest, unsupported_version
+from .modern import MODERN_ONLY_METHODS, ModernRequest, unsupported_version
 from ..authoring.registry import Registry
 from .request_state import RequestStateCodec
 from .subscriptions import Listeners

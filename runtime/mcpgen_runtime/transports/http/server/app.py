@@ -61,7 +61,7 @@ from .event_store import EventStore, InMemoryEventStore
 from .asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plain_text, route_path
 from .auth import AUTH_OWNER_KEY, AUTH_SCOPE_KEY, AuthRefusal, HTTPAuthenticator, metadata_answer, refusal_answer
 from .channel import DEFAULT_MAX_QUEUED_EVENTS
-from .handshake import (
+from .legacy import (
     PROTOCOL_VERSION_HEADER,
     SESSION_ID_HEADER,
     TOO_MANY_REQUESTS_IN_FLIGHT,
@@ -69,7 +69,7 @@ from .handshake import (
     _Answer,
     error_answer,
 )
-from .stateless import DEFAULT_MAX_LISTEN_STREAMS, HANDSHAKE_ERA_VERSIONS, ModernEra, ModernExchange, is_modern
+from .modern import DEFAULT_MAX_LISTEN_STREAMS, HANDSHAKE_ERA_VERSIONS, ModernEra, ModernExchange, is_modern
 from .session import HTTPSessionStream, InFlightBudget, _error_body
 from .serving import serve_app
 
