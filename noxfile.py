@@ -64,3 +64,30 @@ def fuzz(session: nox.Session) -> None:
     """The session and server fuzz tests with more frames than the suite's 10,000 each (MCPGEN_FUZZ_FRAMES)."""
     session.env["MCPGEN_FUZZ_FRAMES"] = session.posargs[0] if session.posargs else "100000"
     session.run(PYTHON, "-m", "pytest", "-q", "tests/runtime/test_session_fuzz.py", "tests/runtime/test_server_fuzz.py")
+
+
+# The libraries whose versions are bounded from above because the code relies on their private parts or builds on them
+# closely (runtime/pyproject.toml, pyproject.toml: each bound says why).
+BOUNDED = ["anyio", "uvicorn", "starlette", "black"]
+
+
+@nox.session(venv_backend="venv")
+def newest(session: nox.Session) -> None:
+    """tests/runtime against the newest anyio, uvicorn, starlette and black the distributions' bounds allow, in a
+    venv of its own: the dev extra (its pins are what CI tests), then those four upgraded with the three
+    distributions in the same resolve, so pip keeps to their bounds and to nothing else. Then again in safe mode.
+    Before raising a bound: raise it, run this, and read the fast-path log lines (a failed self-check is a WARNING)."""
+    session.install("-e", "./generated", "-e", "./runtime", "-e", ".[dev]")
+    session.install("--upgrade", "-e", "./generated", "-e", "./runtime", "-e", ".", *BOUNDED)
+    show = "import importlib.metadata as m, sys; print(*(f'{n}=={m.version(n)}' for n in sys.argv[1:]))"
+    session.run("python", "-c", show, *BOUNDED)
+    args = session.posargs or ["-q", "-p", "no:cacheprovider", "tests/runtime"]
+    session.run("python", "-m", "pytest", *args)
+    session.run("python", "-m", "pytest", *args, env={"MCPGEN_SAFE_MODE": "1"})
+
+
+@nox.session
+def quick(session: nox.Session) -> None:
+    """The quick tier (tests/conftest.py): no npm, Node, redis-server, nginx or pip, no mypy, no fuzzing, nothing
+    slow; a couple of minutes. `tests` runs everything."""
+    session.run(PYTHON, "-m", "pytest", "-q", "--quick", *session.posargs)

@@ -11,7 +11,7 @@ port, no persistence) and stops it, and every server process, at the end. Setups
   notifications through Redis pub/sub.
 
 Eras: 2026-07-28 (stateless: every POST carries its `_meta` and the routing headers, no session) and 2025-11-25 (the
-handshake era: a session initialized from Python first; with Redis every request looks the session up there, on
+legacy era: a session initialized from Python first; with Redis every request looks the session up there, on
 whichever worker it lands). The load generator is wrk (Debian package `wrk`, one thread) with a Lua script that sets
 the headers and gives every request its own JSON-RPC id, on keep-alive connections (as a load balancer keeps them),
 each connection with one request in flight; the kernel spreads the connections over the workers. Without wrk the
@@ -216,7 +216,7 @@ def redis_commands(url: str) -> int:
 
 
 def request_headers(era: str, port: int) -> dict[str, str]:
-    """The headers every request of ``era`` needs (the handshake era: a session opened here), after one checked call."""
+    """The headers every request of ``era`` needs (the legacy era: a session opened here), after one checked call."""
     arguments = {"name": "add", "arguments": {"a": 1, "b": 2}}
     if era == MODERN:
         headers = dict(MODERN_HEADERS)

@@ -1,6 +1,7 @@
 """Golden cases, sqlc style: tests/golden/<case>/schema.json next to the tree it generates.
 
-Each case directory holds one small schema exercising one construct, and `expected/`, the
+Each case directory holds one small schema exercising one construct (and, optionally, `overlay.json`, the case's
+spec/overlay/versions.json), and `expected/`, the
 `mcp_bindings` package mcpgen generates from it (the case name is the version label, so the
 subpackage is `mcp_bindings.<case>`). tests/test_golden.py checks that a fresh generation equals
 `expected/` byte for byte; after an intended change, rewrite every expected tree with
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 TEMPLATES = ROOT / "templates"
 SCHEMA_NAME = "schema.json"
+OVERLAY_NAME = "overlay.json"
 EXPECTED_NAME = "expected"
 UPDATE_COMMAND = "nox -s update_golden (or: python tests/golden_support.py --update)"
 # Fixed provenance, so the manifest (whose sha256 the package header prints) is the same everywhere.
@@ -54,6 +56,10 @@ def build_spec_dir(case_dir: Path, tmp: Path) -> Path:
         }
     }
     (spec / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    overlay = case_dir / OVERLAY_NAME
+    if overlay.is_file():  # the case's version facts (spec/overlay/versions.json): generates protocol_facts.py
+        (spec / "overlay").mkdir()
+        shutil.copyfile(overlay, spec / "overlay" / "versions.json")
     return spec
 
 

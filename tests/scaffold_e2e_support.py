@@ -1,15 +1,11 @@
-"""Helpers for tests/test_scaffold_e2e.py: bounded subprocesses, a clean environment for a foreign venv, free
-ports, and the elicitation answer built from whatever schema the server asks for."""
+"""Helpers for tests/test_scaffold_e2e.py: bounded subprocesses, a clean environment for a foreign venv, and the
+elicitation answer built from whatever schema the server asks for (ports and server processes: tests/support)."""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import tempfile
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,52 +68,6 @@ def run(
             pytrace=False,
         )
     return done
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-@contextmanager
-def http_server(cmd: Sequence[str | Path], port: int, *, env: Mapping[str, str], timeout: float = 30) -> Iterator[str]:
-    """Start a server process, wait (bounded) until `port` accepts connections, yield its /mcp URL, stop it."""
-    stderr_file = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen(
-        [str(part) for part in cmd],
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr_file,
-    )
-    try:
-        deadline = time.monotonic() + timeout
-        while not _accepts(port):
-            if proc.poll() is not None:
-                stderr_file.seek(0)
-                pytest.fail(f"the HTTP server exited with {proc.returncode} before listening:\n{stderr_file.read()}")
-            if time.monotonic() > deadline:
-                stderr_file.seek(0)
-                pytest.fail(f"the HTTP server did not listen on port {port} within {timeout}s:\n{stderr_file.read()}")
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        stderr_file.close()
 
 
 def answer_for(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import CliRunner
-from scaffold_e2e_support import free_port, http_server
+from support.ports import free_port
+from support.processes import http_server
 
 from mcpgen.cli.client_from_server import client_from_server
 from mcpgen.features.client_from_server.generate import ServerSnapshot, render_client_module

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import re
 import signal
 import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +23,8 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import CliRunner, Result
+from support.ports import free_port
+from support.processes import StderrLines
 
 from mcpgen.cli import main
 from mcpgen.features.dev_server import changed_files, snapshot, split_target
@@ -46,13 +46,6 @@ async def answer() -> str:
 
 def run(*args: str | Path) -> Result:
     return CliRunner().invoke(main, [str(arg) for arg in args])
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def port_is_free(port: int) -> bool:
@@ -94,31 +87,10 @@ class Dev:
         self.process = subprocess.Popen(
             [*MCPGEN, "dev", *args], cwd=cwd, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
         )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        stream = self.process.stderr
-        assert stream is not None
-
-        def pump() -> None:
-            for line in stream:
-                self.lines.put(line)
-            self.lines.put(None)
-
-        threading.Thread(target=pump, daemon=True).start()
+        self.stderr = StderrLines(self.process, timeout=TIMEOUT)
 
     def wait_for(self, pattern: str, timeout: float = TIMEOUT) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.seen.append(line)
-            if found := re.search(pattern, line):
-                return found
-        raise AssertionError(f"no line matching {pattern!r} within {timeout} s; stderr so far:\n{self.output}")
+        return self.stderr.wait_for(pattern, timeout)
 
     def started(self) -> tuple[int, str]:
         """(pid, URL) of the next server started."""
@@ -128,7 +100,7 @@ class Dev:
 
     @property
     def output(self) -> str:
-        return "".join(self.seen)
+        return "".join(self.stderr.seen)
 
     def stop(self, signum: int = signal.SIGINT) -> int:
         if self.process.poll() is None:
@@ -142,8 +114,7 @@ class Dev:
 
     def rest(self) -> str:
         """Everything it printed, once it has exited."""
-        while (line := self.lines.get(timeout=TIMEOUT)) is not None:
-            self.seen.append(line)
+        self.stderr.rest()
         return self.output
 
 

@@ -315,6 +315,16 @@ FUNCTIONAL_CHECKS: dict[str, str] = {
         assert mcp_bindings.base.result_type_for(request) is m.ListToolsResult
         assert request.model_dump() == {"method": "tools/list"}
     """,
+    "version_facts": """
+        # The case's overlay.json made it spec/overlay/versions.json: protocol_facts.py, plain data, joins it with the IR.
+        import mcp_bindings.protocol_facts as facts
+        assert facts.SUPPORTED_VERSIONS == facts.MODERN_VERSIONS == ("version_facts",) and facts.LEGACY_VERSIONS == ()
+        assert facts.LATEST_VERSIONS == {"modern": "version_facts"} and facts.ERAS == {"version_facts": "modern"}
+        assert facts.RESOURCE_NOT_FOUND_CODES == {"version_facts": -32602} and facts.BATCH_VERSIONS == frozenset()
+        assert facts.CLIENT_REQUESTS["version_facts"] == {str(method) for method in m.CLIENT_REQUESTS}
+        assert facts.MODERN_ONLY_METHODS == facts.CLIENT_REQUESTS["version_facts"]  # no legacy version to share with
+        assert facts.PROTOCOL_VERSION_META == "io.modelcontextprotocol/protocolVersion"
+    """,
     "stateless_2026": """
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
         assert type(m.parse_client_request(call)) is m.CallToolRequest

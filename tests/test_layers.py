@@ -38,7 +38,9 @@ MAX_MODULE_LINES = 600
 # jsonrpc < {transports, protocol} < scaleout (sessions, events and workers shared through Redis) < {server,
 # client} < testing (a client and a server in one process) < the package's __init__ (the public API).
 RUNTIME_LAYERS: Mapping[str, int] = {
+    "safe_mode": -1,  # the switch and registry of fast paths on private APIs (stdlib only): below everything
     "jsonrpc": 0,
+    "versions": 0,  # the version facts (generated mcp_bindings.protocol_facts), read by transports and up
     "transports": 1,
     "protocol": 1,
     "scaleout": 2,
@@ -47,6 +49,28 @@ RUNTIME_LAYERS: Mapping[str, int] = {
     "testing": 4,
     "": 5,
 }
+# Inside server/, bottom up: auth (tokens and verifiers) < authoring (what a server author writes: decorators, the
+# registry, Context) < dispatch (how one request is handled, in either era) < hosting (running and mounting) <
+# server.py (Server) < runner.py (`python -m mcpgen_runtime.server.runner`) < the package's __init__.
+SERVER_LAYERS: Mapping[str, int] = {
+    "server.auth": 0,
+    "server.authoring": 1,
+    "server.dispatch": 2,
+    "server.hosting": 3,
+    "server.server": 4,
+    "server.runner": 5,
+    "server": 6,
+}
+# Inside transports/: the three wires never import each other; what they share lies directly in transports/
+# (below them), and transports/http/__init__ is above its two sides.
+TRANSPORT_LAYERS: Mapping[str, int] = {
+    "transports": 0,
+    "transports.stdio": 1,
+    "transports.http.server": 1,
+    "transports.http.client": 1,
+    "transports.http": 2,
+}
+
 # The runtime ships without the toolchain: a scaffolded server depends on mcpgen-runtime and the bindings only.
 TOOLCHAIN = frozenset({"mcpgen", "black", "jinja2", "click"})
 # Distributions whose import name is not the distribution name with "-" -> "_".
@@ -310,6 +334,78 @@ def declared_imports(pyproject: Path, extra: str | None = None) -> set[str]:
     return names
 
 
+def scoped(graph: ImportGraph, scope: str) -> ImportGraph:
+    """The part of `graph` inside `scope` (a subpackage path relative to the package): its modules and the imports
+    between them, for a layer table of that subpackage's own parts."""
+    prefix = f"{graph.package}.{scope}"
+    inside = {
+        module: path for module, path in graph.modules.items() if module == prefix or module.startswith(prefix + ".")
+    }
+    edges = [edge for edge in graph.internal if edge.importer in inside and edge.target in inside]
+    return ImportGraph(graph.package, inside, edges)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(root: Path) -> list[str]:
+    """Private names (a leading underscore, not a dunder) that one module of the package under `root` takes from
+    another: `from .x import _y`, and `x._y` where `x` names a module of the package (`from . import x`,
+    `import pkg.x as x`). An object's private attributes (`app._sessions`) cannot be told apart without types."""
+    modules = module_names(root)
+    package = root.name
+    found = []
+    for importer, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        anchor = importer.split(".") if path.name == "__init__.py" else importer.split(".")[:-1]
+        where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        aliases: dict[str, str] = {}  # a local name -> the module of the package it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                if base != package and not base.startswith(package + "."):
+                    continue
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in modules:
+                        aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+                    if _is_private(alias.name):
+                        found.append(f"{where}:{node.lineno}: {importer} imports {alias.name} from {base}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname and alias.name in modules:
+                        aliases[alias.asname] = alias.name
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and _is_private(node.attr)
+            ):
+                target = aliases[node.value.id]
+                found.append(f"{where}:{node.lineno}: {importer} uses {node.attr} of {target}")
+    return found
+
+
+def unmapped_modules(root: Path) -> list[str]:
+    """Packages under `root` whose __init__ docstring does not name each of their modules and subpackages in
+    backticks (``name``, ``name/`` or ``name.py``): the map a newcomer reads first stays true."""
+    found = []
+    for init in sorted(root.rglob("__init__.py")):
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        members = {path.stem for path in init.parent.glob("*.py") if path.name != "__init__.py"}
+        members |= {path.parent.name for path in init.parent.glob("*/__init__.py")}
+        missing = sorted(name for name in members if not re.search(rf"`{re.escape(name)}(/|\.py)?`", docstring))
+        if missing:
+            where = init.relative_to(ROOT) if init.is_relative_to(ROOT) else init
+            found.append(f"{where}: the docstring does not name {', '.join(missing)}")
+    return found
+
+
 # -- the runtime -------------------------------------------------------------------------------------------------
 
 
@@ -367,6 +463,24 @@ def test_every_layer_says_what_it_holds_and_may_import() -> None:
         docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         assert docstring, f"{init} has no docstring"
         assert not key or "May import" in docstring, f"{init}: the docstring does not say what the layer may import"
+
+
+@pytest.mark.parametrize(("scope", "layers"), [("server", SERVER_LAYERS), ("transports", TRANSPORT_LAYERS)])
+def test_runtime_layers_keep_their_own_order_inside(
+    runtime: ImportGraph, scope: str, layers: Mapping[str, int]
+) -> None:
+    problems = layer_violations(scoped(runtime, scope), layers)
+    assert not problems, "\n".join(problems)
+
+
+def test_no_private_name_is_imported_across_runtime_modules() -> None:
+    found = private_imports(RUNTIME)
+    assert not found, "\n".join(found)
+
+
+def test_every_runtime_package_maps_its_modules() -> None:
+    found = unmapped_modules(RUNTIME)
+    assert not found, "\n".join(found)
 
 
 # -- the toolchain -----------------------------------------------------------------------------------------------
@@ -508,3 +622,81 @@ def test_layers_grouped_together_may_import_each_other_and_nothing_above(tmp_pat
 def test_a_long_module_is_reported(tmp_path: Path) -> None:
     root = _package(tmp_path, {"pkg/__init__.py": "", "pkg/short.py": "x = 1\n" * 3, "pkg/long.py": "x = 1\n" * 4})
     assert long_modules(root, limit=3) == [f"{tmp_path / 'pkg/long.py'}: 4 lines > 3"]
+
+
+def test_private_names_taken_across_modules_are_reported(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .a import __version__\n",
+            "pkg/a.py": "__version__ = '1'\n_y = 1\nz = _y\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/b.py": "from ..a import _y, z as _z\nfrom .. import a\nimport pkg.a as m\nq = a._y, m._y, a.z\n",
+        },
+    )
+    assert private_imports(root) == [
+        f"{tmp_path / 'pkg/sub/b.py'}:1: pkg.sub.b imports _y from pkg.a",
+        f"{tmp_path / 'pkg/sub/b.py'}:4: pkg.sub.b uses _y of pkg.a",
+        f"{tmp_path / 'pkg/sub/b.py'}:4: pkg.sub.b uses _y of pkg.a",
+    ]
+
+
+def test_a_package_whose_docstring_misses_a_module_is_reported(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": '"""``a`` and ``sub/``; b is in prose only."""\n',
+            "pkg/a.py": "",
+            "pkg/b.py": "",
+            "pkg/sub/__init__.py": '"""Holds `c.py`."""\n',
+            "pkg/sub/c.py": "",
+        },
+    )
+    assert unmapped_modules(root) == [f"{tmp_path / 'pkg/__init__.py'}: the docstring does not name b"]
+
+
+def test_sublayers_are_checked_inside_their_scope_only(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/outer.py": "from .inner.top import t\n",
+            "pkg/inner/__init__.py": "",
+            "pkg/inner/low.py": "from .top import t\n",
+            "pkg/inner/top.py": "t = 1\n",
+        },
+    )
+    graph = scoped(build_graph(root), "inner")
+    assert sorted(graph.modules) == ["pkg.inner", "pkg.inner.low", "pkg.inner.top"]
+    problems = layer_violations(graph, {"inner": 2, "inner.low": 0, "inner.top": 1})
+    assert len(problems) == 1 and "pkg.inner.low (layer inner.low) imports pkg.inner.top" in problems[0]
+
+
+def test_scaleout_subclasses_nothing_of_the_transports() -> None:
+    """Scale-out plugs its storage into the transport (``transports.http.server.storage``): no class in
+    ``scaleout`` has a base class (or a base's module) imported from ``transports``."""
+    found = []
+    for path in sorted((RUNTIME / "scaleout").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        from_transports: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if module.startswith("transports") or module.startswith("mcpgen_runtime.transports"):
+                    from_transports.update(alias.asname or alias.name for alias in node.names)
+            elif isinstance(node, ast.Import):
+                from_transports.update(
+                    (alias.asname or alias.name).split(".")[0]
+                    for alias in node.names
+                    if alias.name.startswith("mcpgen_runtime.transports")
+                )
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for base in node.bases:
+                root = base
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in from_transports:
+                    found.append(f"{path.relative_to(RUNTIME)}:{node.lineno}: {node.name}({ast.unparse(base)})")
+    assert not found, "\n".join(found)

@@ -32,7 +32,9 @@ from typing import Any
 
 import anyio
 import pytest
-from scaffold_e2e_support import BIN, REPO, answer_for, free_port, http_server, python_in, run, venv_env
+from scaffold_e2e_support import BIN, REPO, answer_for, python_in, run, venv_env
+from support.ports import free_port
+from support.processes import http_server
 
 pytestmark = [
     pytest.mark.slow,
@@ -265,7 +267,7 @@ def stdio_params(scaffold: Scaffold) -> Any:
     )
 
 
-# The official client's modes and what each negotiates with our server: "legacy", the handshake era, and its default
+# The official client's modes and what each negotiates with our server: "legacy", the legacy era, and its default
 # "auto", which calls server/discover and picks 2026-07-28 (stateless).
 SDK_MODES = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 

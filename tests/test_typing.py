@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# tests/ on mypy's path, as it is on pytest's: the checked tests import tests/support.
+ENV = {**os.environ, "MYPYPATH": str(ROOT / "tests")}
 
 
 def _mypy(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mypy", "--strict", *args], cwd=cwd, capture_output=True, text=True)
+    command = [sys.executable, "-m", "mypy", "--strict", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=ENV)
 
 
 def test_mypy_strict_on_generator_runtime_and_generated() -> None:

@@ -5,7 +5,8 @@ The map (one line per folder; each folder's __init__ says what it holds and may 
     mcpgen/                  the foundation: ir (the IR, frozen dataclasses), errors (SpecError), naming
                              (identifier rules), json_input (the one bounded JSON loader), __version__ (here)
     mcpgen/pipeline/         the bindings, one module per stage in order: spec_loader (+ patches) -> parser ->
-                             protocol -> build (a version's IR) -> ir_diff (CHANGES.md) -> views -> render ->
+                             protocol -> build (a version's IR) -> ir_diff (CHANGES.md) -> version_facts
+                             (+ spec/overlay: protocol_facts.py) -> views -> render ->
                              formatting -> output; generate.py runs them all
     mcpgen/features/         what is built on the IR and the pipeline: targets (`mcpgen render`), scaffold
                              (+ scaffold_wheels, `mcpgen new`), spec_fetch (`mcpgen spec fetch`)

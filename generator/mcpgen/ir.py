@@ -210,3 +210,55 @@ class VersionIR:
             if info.slot == slot:
                 return info
         raise KeyError(slot)
+
+
+Era = Literal["legacy", "modern"]
+
+
+@dataclass(frozen=True)
+class ServedVersion:
+    """One protocol version the runtime serves, with what its IR and the reviewed overlay (spec/overlay/) say of it.
+
+    Method sets hold wire method names, sorted; a method sent both ways is in both directions' sets.
+    `capabilities` pairs each gated method with its `Method.capability`. `evidence` is the overlay entry's.
+    """
+
+    version: str
+    era: Era
+    json_rpc_batches: bool  # the schema defines JSONRPCBatchRequest
+    sse_priming_events: bool
+    progress_messages: bool  # notifications/progress carries a `message` (not in 2024-11-05)
+    resource_not_found: int
+    client_requests: tuple[str, ...]
+    server_requests: tuple[str, ...]
+    client_notifications: tuple[str, ...]
+    server_notifications: tuple[str, ...]
+    input_requests: tuple[str, ...]  # server->client requests carried in InputRequiredResult (modern)
+    capabilities: tuple[tuple[str, str], ...]
+    evidence: str
+
+
+@dataclass(frozen=True)
+class NamedConstant:
+    """A name the runtime uses for a wire value of the modern era: a `_meta` key or an error code."""
+
+    name: str
+    value: str | int
+    evidence: str
+
+
+@dataclass(frozen=True)
+class ProtocolFacts:
+    """Version facts across every vendored version: what `mcp_bindings/protocol_facts.py` prints.
+
+    `served` is oldest first; `unserved` are vendored versions the runtime neither offers nor accepts (draft).
+    `modern_only_methods` are client requests of every modern version that no legacy version has.
+    """
+
+    overlay_path: str
+    overlay_sha256: str
+    served: tuple[ServedVersion, ...]
+    unserved: tuple[str, ...]
+    modern_only_methods: tuple[str, ...]
+    meta_keys: tuple[NamedConstant, ...]
+    error_codes: tuple[NamedConstant, ...]

@@ -5,18 +5,25 @@ nothing of the mcpgen toolchain.
 Layers, bottom up; a layer imports only the layers below it (``tests/test_layers.py`` checks this and that no
 import cycle exists, counting ``TYPE_CHECKING`` and function-level imports):
 
+- ``safe_mode``: the one switch (``MCPGEN_SAFE_MODE=1``) and the registry of fast paths that rely on another
+  library's private parts, each used only after a start-up self-check.
 - ``jsonrpc``: JSON-RPC 2.0 envelopes and errors, the ``MessageStream`` interface and an in-memory pair, the
   ``RequestContext`` handlers see, and ``Session`` (a JSON-RPC peer: ids, concurrency, cancellation, progress,
   ping). No MCP versions, no pydantic.
-- ``transports`` (``MessageStream`` implementations: stdio, streamable HTTP server and client) and ``protocol``
-  (what the typed server and client share: result validation against the negotiated version's models).
-- ``server`` (``Server``, the authoring API, ``Context`` for handlers) and ``client`` (``Client``), built on
-  ``Session`` with the generated ``mcp_bindings``. Neither imports the other.
+- ``versions`` (beside ``jsonrpc``; neither imports the other): the protocol versions served, their era (legacy: the ``initialize`` handshake, 2024-11-05 ..
+  2025-11-25; modern: per-request ``_meta``, 2026-07-28), and the facts of each, read from the generated bindings;
+  the only runtime module that names a protocol version.
+- ``transports`` (``MessageStream`` implementations: ``stdio/``, ``http/server/`` and ``http/client/``) and
+  ``protocol`` (what the typed server and client share: result validation against the negotiated version's models).
+- ``scaleout``: Redis implementations of the HTTP server's storage components (sessions, events, stream tails,
+  notification fan-out) and the worker supervisor; plugged into the transport, subclassing nothing of it.
+- ``server`` (``Server``, the authoring API, ``Context`` for handlers, both eras' dispatch, hosting) and ``client``
+  (``Client``), built with the generated ``mcp_bindings``. Neither imports the other.
 - ``testing``: ``connect_in_memory(server)``, a ``Client`` connected to a ``Server`` in the same process (above
   both, since they do not import each other).
 - this package, which re-exports the public API. Streamable HTTP lives in ``transports.http.server.app`` and
-  ``transports.http.client.stream``; import them from there (they pull in starlette, uvicorn and httpx2, which stdio does
-  not need).
+  ``transports.http.client.stream``; import them from there (they pull in starlette, uvicorn and httpx2, which stdio
+  does not need).
 """
 
 import importlib

@@ -20,6 +20,9 @@ from typing import Any, Final
 import anyio
 
 from .client import DEFAULT_MAX_PAGES, DEFAULT_REQUEST_TIMEOUT, AnyClientHandlers, Client
+from .client.input_required import DEFAULT_MAX_INPUT_ROUNDS
+from .client.modern import DEFAULT_DISCOVER_TIMEOUT
+from .client.settings import DEFAULT_INITIALIZE_TIMEOUT
 from .jsonrpc.streams import memory_stream_pair
 from .server import Server
 
@@ -39,14 +42,18 @@ async def connect_in_memory(
     client_info: Mapping[str, Any] | None = None,
     capabilities: Mapping[str, Any] | None = None,
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-    initialize_timeout: float | None = 30.0,
+    initialize_timeout: float | None = DEFAULT_INITIALIZE_TIMEOUT,
     max_pages: int = DEFAULT_MAX_PAGES,
+    mode: str = "legacy",
+    log_level: str | None = None,
+    max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+    discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+    guard_answers: bool = True,
     max_requests_in_flight: int | None = None,
-    **client_options: Any,
 ) -> AsyncIterator[Client]:
     """Serve ``server`` in a background task and yield a ``Client`` connected to it (options as for
-    ``Client.connect``, ``client_options`` included: ``mode="auto"`` or ``mode="2026-07-28"`` for the modern era;
-    ``max_requests_in_flight``, if given, the server's limit as for ``serve_stream``).
+    ``Client.connect``: ``mode="auto"`` or ``mode="2026-07-28"`` for the modern era; ``max_requests_in_flight``, if
+    given, the server's limit as for ``serve_stream``).
 
     The server's lifespan is entered first (a failing one raises ``LifespanError`` here, before any client exists),
     or joined if the server is running already (``async with server.running()`` around several clients shares one
@@ -77,7 +84,11 @@ async def connect_in_memory(
                 request_timeout=request_timeout,
                 initialize_timeout=initialize_timeout,
                 max_pages=max_pages,
-                **client_options,
+                mode=mode,
+                log_level=log_level,
+                max_input_rounds=max_input_rounds,
+                discover_timeout=discover_timeout,
+                guard_answers=guard_answers,
             ) as client:
                 yield client
         finally:

@@ -52,7 +52,7 @@ def context() -> dict[str, Any]:
 
 
 class Handlers(v4.client.ClientHandlers[ClientContext]):
-    """Answers the server's sampling, roots and elicitation requests (as JSON-RPC requests in the handshake era,
+    """Answers the server's sampling, roots and elicitation requests (as JSON-RPC requests in the legacy era,
     as the input requests of a multi round-trip request in 2026-07-28). Elicitation accepts with the schema's
     defaults (SEP-1034), plus ``confirmed: true`` where the schema asks for it."""
 

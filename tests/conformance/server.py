@@ -3,7 +3,7 @@
 Run: python tests/conformance/server.py [--port N] (0, the default: a free port). It serves streamable HTTP at
 http://127.0.0.1:PORT/mcp and prints that URL as its first stdout line once it accepts connections. The tools,
 resources and prompts are the ones the suite's server scenarios call (@modelcontextprotocol/conformance,
-src/scenarios/server/*.ts: each scenario's description states what it expects), in both eras: the handshake era
+src/scenarios/server/*.ts: each scenario's description states what it expects), in both eras: the legacy era
 (2025-11-25) and the modern one (2026-07-28: per-request _meta, input rounds, subscriptions/listen). Written with the
 public API only, as an author would.
 """
@@ -233,7 +233,7 @@ async def json_schema_2020_12_tool(**arguments: Any) -> str:
 
 
 # -- the modern era: input rounds (SEP-2322) and the stateless diagnostics (SEP-2575) ------------------------------
-# Each Context.elicit / sample / list_roots below is an ordinary server->client request in the handshake era; in the
+# Each Context.elicit / sample / list_roots below is an ordinary server->client request in the legacy era; in the
 # modern era it becomes an input request of an InputRequiredResult, under the key the scenario expects (input_key).
 
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

@@ -2,7 +2,7 @@
 
 Server scenarios run against tests/conformance/server.py (mcpgen_runtime's Server over streamable HTTP, one process
 for the module, serving both eras): every scenario each requirement set scores (``--requirements 2026-07-28``: the
-stateless era, input rounds, caching, subscriptions; ``--requirements 2025-11-25``: the handshake era), at that
+modern era, input rounds, caching, subscriptions; ``--requirements 2025-11-25``: the legacy era), at that
 revision's wire, plus the unscored ones mcpgen also passes (2025-11-25: SSE resumability, session lifecycle, JSON
 Schema 2020-12; 2026-07-28: JSON Schema 2020-12, the standard and the Mcp-Param-* header checks). The scenarios run
 in a thread pool, once for the module (each is one node process talking to the server); the client scenarios are

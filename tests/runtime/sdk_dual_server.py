@@ -3,7 +3,7 @@ as a real subprocess by ``test_interop_sdk_server``: over stdio (``python sdk_du
 HTTP on a free loopback port (``python sdk_dual_server.py http``, which prints its URL as its first line).
 
 Its tools: ``add`` (plain), ``greet`` (asks the user for a name through a resolver: an ``elicitation/create``
-request in the handshake era, an ``InputRequiredResult`` round in 2026-07-28), ``region`` (an ``x-mcp-header``
+request in the legacy era, an ``InputRequiredResult`` round in 2026-07-28), ``region`` (an ``x-mcp-header``
 parameter), ``touch`` (publishes a tools change and a resource update to ``subscriptions/listen`` streams),
 plus a resource and a prompt.
 """

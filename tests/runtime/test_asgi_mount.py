@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
-from typing import Any
 
 import anyio
 import httpx2
@@ -20,12 +18,12 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route, Router
 from starlette.staticfiles import StaticFiles
+from support.servers import serving_app
 
 from mcp_bindings import v2025_06_18 as mcp
 from mcp_bindings.v2025_06_18.client import ClientStub
 from mcpgen_runtime import Client, Server
 from mcpgen_runtime.server.hosting.asgi import MCPApp, mount_mcp
-from mcpgen_runtime.transports.http.server.app import serve_app
 
 pytestmark = pytest.mark.anyio
 
@@ -64,15 +62,6 @@ async def health(request: Request) -> Response:
     return PlainTextResponse("ok")
 
 
-@asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """``app`` served by uvicorn (its lifespan on) on a free loopback port; the base URL."""
-    async with anyio.create_task_group() as tg:
-        base: str = await tg.start(partial(serve_app, app, "127.0.0.1", 0))
-        yield base
-        tg.cancel_scope.cancel()
-
-
 async def call_where(url: str) -> str:
     async with Client.connect_http(url, version="2025-06-18", request_timeout=TIMEOUT) as client:
         api = client.stub(ClientStub)
@@ -97,7 +86,7 @@ async def test_mount_mcp_serves_mcp_at_the_exact_path_within_the_apps_lifespan()
     mcp_app = mount_mcp(app, make_server(events), path="/mcp")
     assert isinstance(mcp_app, MCPApp) and not mcp_app.is_running
     with anyio.fail_after(TIMEOUT):
-        async with serving(app) as base:
+        async with serving_app(app) as base:
             assert mcp_app.is_running
             # Two clients, one run of the server: its lifespan started once, with the app.
             assert await call_where(f"{base}/mcp") == "inside a Starlette app"
@@ -126,7 +115,7 @@ async def test_mount_mcp_keeps_the_state_the_apps_lifespan_yields() -> None:
     app = Starlette(routes=[Route("/state", state)], lifespan=app_lifespan)
     mount_mcp(app, make_server(), path="/tools/mcp")
     with anyio.fail_after(TIMEOUT):
-        async with serving(app) as base, httpx2.AsyncClient(timeout=TIMEOUT) as http:
+        async with serving_app(app) as base, httpx2.AsyncClient(timeout=TIMEOUT) as http:
             assert (await http.get(f"{base}/state")).text == "connected"
             assert await call_where(f"{base}/tools/mcp") == "inside a Starlette app"
 
@@ -137,9 +126,9 @@ async def test_mount_mcp_on_an_app_without_a_lifespan_and_on_a_router() -> None:
     router = Router(routes=[Route("/health", health)])
     mount_mcp(router, make_server(), path="/")
     with anyio.fail_after(TIMEOUT):
-        async with serving(app) as base:
+        async with serving_app(app) as base:
             assert await call_where(f"{base}/mcp") == "inside a Starlette app"
-        async with serving(router) as base:
+        async with serving_app(router) as base:
             assert await call_where(f"{base}/") == "inside a Starlette app"
 
 
@@ -152,7 +141,7 @@ async def test_an_mcp_app_routed_by_hand_starts_on_its_first_request() -> None:
     app.mount("/mounted", mounted)
     try:
         with anyio.fail_after(TIMEOUT):
-            async with serving(app) as base:
+            async with serving_app(app) as base:
                 assert not routed.is_running and events == []
                 assert await call_where(f"{base}/mcp") == "inside a Starlette app"
                 assert routed.is_running and events == ["server start"]
@@ -173,7 +162,7 @@ async def test_an_mcp_app_served_alone_runs_in_its_own_lifespan() -> None:
     events: list[str] = []
     mcp_app = MCPApp(make_server(events))
     with anyio.fail_after(TIMEOUT):
-        async with serving(mcp_app) as base:
+        async with serving_app(mcp_app) as base:
             assert mcp_app.is_running and events == ["server start"]
             assert await call_where(f"{base}/mcp") == "inside a Starlette app"
     assert not mcp_app.is_running and events == ["server start", "server stop"]
@@ -189,7 +178,7 @@ async def test_a_hand_written_lifespan_can_run_it_too() -> None:
 
     app = Starlette(routes=[Route("/mcp", mcp_app)], lifespan=app_lifespan)
     with anyio.fail_after(TIMEOUT):
-        async with serving(app) as base:
+        async with serving_app(app) as base:
             assert mcp_app.is_running
             async with mcp_app.running():  # re-entrant: an inner block changes nothing
                 assert await call_where(f"{base}/mcp") == "inside a Starlette app"
@@ -201,7 +190,7 @@ async def test_options_reach_the_http_app() -> None:
     app = Starlette()
     mount_mcp(app, make_server(), allowed_hosts=["mcp.example.test"], max_body_size=64)
     with anyio.fail_after(TIMEOUT):
-        async with serving(app) as base, httpx2.AsyncClient(timeout=TIMEOUT) as http:
+        async with serving_app(app) as base, httpx2.AsyncClient(timeout=TIMEOUT) as http:
             refused = await http.post(f"{base}/mcp", json=INITIALIZE, headers=ACCEPT_BOTH)
             assert refused.status_code == 403 and "is not allowed" in refused.text  # only the listed host
             named = {**ACCEPT_BOTH, "host": "mcp.example.test"}

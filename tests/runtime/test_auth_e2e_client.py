@@ -6,12 +6,10 @@ registration, authorization code + PKCE with real signed JWTs, refresh before ex
 
 from __future__ import annotations
 
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 from pathlib import Path
 
 import anyio
@@ -26,17 +24,13 @@ from mcpgen_runtime.server.auth import BearerAuth, JWTVerifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server
+from support.content import text_of
+from support.ports import free_port
+from support.servers import serving_server
 
 pytestmark = pytest.mark.anyio
 
 REDIRECT = "http://127.0.0.1:3999/callback"  # never listened on: the redirect handler reads the Location header
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class ConsentingBrowser:
@@ -78,10 +72,8 @@ async def protected(auth: AuthServer) -> AsyncIterator[str]:
         required_scopes=["mcp"],
         scopes_supported=["mcp"],
     )
-    async with anyio.create_task_group() as tg:
-        await tg.start(partial(build_server().serve_http, "127.0.0.1", port, auth=protection))
+    async with serving_server(build_server(), port=port, auth=protection):
         yield url
-        tg.cancel_scope.cancel()
 
 
 def provider(
@@ -93,18 +85,14 @@ def provider(
     )
 
 
-def text(result: object) -> str:
-    return str(result.content[0].text)
-
-
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_client_authorizes_then_calls_with_a_token_for_this_server(mode: str) -> None:
     with anyio.fail_after(40), running_auth_server() as auth:
         async with protected(auth) as url:
             browser = ConsentingBrowser()
             async with Client.connect_http(url, auth=provider(url, browser), mode=mode) as client:
-                assert text(await client.call_tool("whoami", {})) == "test-user"
-                assert text(await client.call_tool("whoami", {})) == "test-user"
+                assert text_of(await client.call_tool("whoami", {})) == "test-user"
+                assert text_of(await client.call_tool("whoami", {})) == "test-user"
             assert len(browser.visits) == 1  # one authorization, the token reused
             assert "code_challenge_method=S256" in browser.visits[0] and "resource=" in browser.visits[0]
             assert auth.issued[-1]["aud"] == url and "mcp" in auth.issued[-1]["scope"].split()
@@ -119,7 +107,7 @@ async def test_a_token_about_to_expire_is_refreshed_without_the_user() -> None:
             async with Client.connect_http(url, auth=hook) as client:
                 await client.call_tool("whoami", {})
                 issued = len(auth.issued)
-                assert text(await client.call_tool("whoami", {})) == "test-user"
+                assert text_of(await client.call_tool("whoami", {})) == "test-user"
             assert len(browser.visits) == 1 and len(auth.issued) > issued  # new tokens, from the refresh token
             assert "offline_access" in browser.visits[0]  # the server offers it and the client wants refresh
 
@@ -129,8 +117,8 @@ async def test_step_up_on_insufficient_scope_keeps_the_granted_scopes() -> None:
         async with protected(auth) as url:
             browser = ConsentingBrowser()
             async with Client.connect_http(url, auth=provider(url, browser)) as client:
-                assert text(await client.call_tool("whoami", {})) == "test-user"
-                assert text(await client.call_tool("write", {})) == "written"
+                assert text_of(await client.call_tool("whoami", {})) == "test-user"
+                assert text_of(await client.call_tool("write", {})) == "written"
             assert len(browser.visits) == 2
             granted = auth.issued[-1]["scope"].split()
             assert {"mcp", "mcp:write"} <= set(granted)
@@ -150,7 +138,7 @@ async def test_a_token_the_server_refuses_as_expired_is_replaced() -> None:
             await storage.save(f"tokens {url}", record)
             browser = ConsentingBrowser()
             async with Client.connect_http(url, auth=provider(url, browser, storage=storage)) as client:
-                assert text(await client.call_tool("whoami", {})) == "test-user"
+                assert text_of(await client.call_tool("whoami", {})) == "test-user"
             assert len(browser.visits) == 1
             held = await storage.load(f"tokens {url}")
             assert held is not None and held["token"]["access_token"] != expired
@@ -199,5 +187,5 @@ async def test_authorizing_up_front_and_a_file_store_reused_by_the_next_connecti
                 url, client_metadata=ClientMetadata([REDIRECT]), redirect_handler=browser, storage=store
             )
             async with Client.connect_http(url, auth=again, mode="auto") as client:
-                assert text(await client.call_tool("whoami", {})) == "test-user"
+                assert text_of(await client.call_tool("whoami", {})) == "test-user"
             assert len(browser.visits) == 1  # the stored token and registration were used

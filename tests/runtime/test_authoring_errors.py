@@ -34,7 +34,7 @@ from mcpgen_runtime import (
     memory_stream_pair,
     open_subprocess_stream,
 )
-from mcpgen_runtime.server import SUPPORTED_PROTOCOL_VERSIONS, Server
+from mcpgen_runtime.server import LEGACY_VERSIONS, Server
 from mcpgen_runtime.server.authoring.errors import RESOURCE_NOT_FOUND, ProtocolError, resource_not_found_code
 
 pytestmark = pytest.mark.anyio
@@ -116,7 +116,7 @@ def records(caplog: pytest.LogCaptureFixture, text: str) -> list[logging.LogReco
     return [record for record in caplog.records if text in record.getMessage()]
 
 
-@pytest.mark.parametrize("version", SUPPORTED_PROTOCOL_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_resource_not_found_has_the_versions_code_and_no_traceback(
     version: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -134,7 +134,7 @@ async def test_resource_not_found_has_the_versions_code_and_no_traceback(
 
 def test_resource_not_found_code_follows_the_spec_of_each_version() -> None:
     # 2025-11-25 server/resources "Error Handling": -32002; 2026-07-28: -32602 (clients also accept -32002).
-    assert [resource_not_found_code(v) for v in SUPPORTED_PROTOCOL_VERSIONS] == [RESOURCE_NOT_FOUND] * 4
+    assert [resource_not_found_code(v) for v in LEGACY_VERSIONS] == [RESOURCE_NOT_FOUND] * 4
     assert resource_not_found_code("2026-07-28") == ErrorCode.INVALID_PARAMS
     assert isinstance(ResourceNotFoundError("x"), ProtocolError) and isinstance(InvalidParamsError("x"), JSONRPCError)
 

@@ -15,20 +15,21 @@ import dataclasses
 import importlib
 import json
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import anyio
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
+from support.content import text_of
 from typing_extensions import TypedDict
 
 from mcp_bindings import MODULES
 from mcp_bindings import v2025_11_25 as mcp
 from mcp_bindings.v2025_11_25.client import ClientStub
 from mcpgen_runtime import Client, Context, memory_stream_pair
-from mcpgen_runtime.server import SUPPORTED_PROTOCOL_VERSIONS, Server
+from mcpgen_runtime.server import LEGACY_VERSIONS, Server
 
 if TYPE_CHECKING:  # only for the type checker: at run time the annotation naming it cannot be resolved
     from mcpgen_runtime import server as typing_only
@@ -63,12 +64,6 @@ async def call(client: Client, name: str, arguments: dict[str, Any] | None = Non
     result = await client.stub(ClientStub).call_tool(mcp.CallToolRequestParams(name=name, arguments=arguments))
     dumped: dict[str, Any] = result.model_dump(mode="json")
     return dumped
-
-
-def text_of(result: Mapping[str, Any]) -> str:
-    (block,) = result["content"]
-    text: str = block["text"]
-    return text
 
 
 # -- 1. decorators with and without parentheses ------------------------------------------------------------------
@@ -481,7 +476,7 @@ def build_schema_server() -> Server:
     return server
 
 
-@pytest.mark.parametrize("version", SUPPORTED_PROTOCOL_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_hand_written_schemas_are_published_verbatim(version: str) -> None:
     async with connected(build_schema_server(), version) as client:
         tools = await list_tools(client, version)

@@ -19,7 +19,7 @@ import mcp_bindings.v2025_06_18 as v3
 import mcp_bindings.v2025_11_25 as v4
 from mcpgen_runtime import JSONParams, JSONRPCError, Session, memory_stream_pair
 from mcpgen_runtime.client import (
-    SUPPORTED_VERSIONS,
+    LEGACY_VERSIONS,
     CapabilityError,
     Client,
     ClientContext,
@@ -34,7 +34,7 @@ from mcpgen_runtime.client import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_negotiates_each_version(version: str) -> None:
     fake = FakeServer(version=version)
     async with connected(fake) as client:
@@ -56,7 +56,7 @@ async def test_negotiates_each_version(version: str) -> None:
         assert [t.name for t in tools] == fake.tools and all(isinstance(t, package.Tool) for t in tools)
 
 
-@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_requested_version_is_offered_and_required(version: str) -> None:
     fake = FakeServer()
     async with connected(fake, version=version) as client:

@@ -118,7 +118,7 @@ async def test_auto_mode_adopts_the_modern_era_after_discover() -> None:
 
 
 async def test_auto_mode_falls_back_to_initialize_for_a_legacy_server() -> None:
-    fake = FakeServer()  # answers server/discover with -32601, as a handshake-era server does
+    fake = FakeServer()  # answers server/discover with -32601, as a legacy-era server does
     async with connected(fake, mode="auto") as client:
         assert client.protocol_version == "2025-11-25" and not client.is_modern
         assert client.initialize_result.server_info.name == "fake"

@@ -97,7 +97,7 @@ async def test_a_legacy_servers_4xx_to_discover_means_initialize() -> None:
     async def legacy(exchange: Exchange) -> None:
         message = exchange.request.json() if exchange.request.method == "POST" else {}
         if message.get("method") == "server/discover":
-            # What handshake-era servers answer a request without a session: 400 and a non-modern error.
+            # What legacy-era servers answer a request without a session: 400 and a non-modern error.
             body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "Bad Request: no session"}}
             await exchange.respond(400, json.dumps(body).encode(), {"content-type": "application/json"})
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.content import text_of
 
 import mcp_bindings.v2025_06_18 as v3
 import mcp_bindings.v2025_11_25 as v4
@@ -51,12 +52,6 @@ class DictHandlers(v4.client.ClientHandlers[ClientContext]):
     async def elicit(self, params: v4.ElicitRequestParams, context: ClientContext) -> Any:
         self.asked.append(params)
         return self.answers.get("elicitation/create", {"action": "accept", "content": {"score": 95.5}})
-
-
-def text_of(result: Any) -> str:
-    texts = [block.text for block in result.content if block.type == "text"]
-    assert len(texts) == 1, result
-    return str(texts[0])
 
 
 @pytest.mark.parametrize("version", ELICITATION_VERSIONS)

@@ -32,7 +32,8 @@ from mcpgen_runtime.client import (
     MalformedResponseError,
     PaginationError,
 )
-from mcpgen_runtime.transports.delivery import Head, SSEReconnect, scan_head
+from mcpgen_runtime.transports.frame_head import Head, scan_head
+from mcpgen_runtime.transports.http.client.resume import SSEReconnect
 
 pytestmark = pytest.mark.anyio
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
+from support.content import text_of
 
 import mcp_bindings.v2025_11_25 as v4
 from mcpgen_runtime import JSONRPCError
-from mcpgen_runtime.client import SUPPORTED_VERSIONS, Client, ClientContext
+from mcpgen_runtime.client import LEGACY_VERSIONS, Client, ClientContext
 
 pytestmark = pytest.mark.anyio
 
@@ -51,13 +51,7 @@ class Handlers(v4.client.ClientHandlers[ClientContext]):
         self.logs.append(params)
 
 
-def text_of(result: Any) -> str:
-    texts = [block.text for block in result.content if block.type == "text"]
-    assert len(texts) == 1, result
-    return str(texts[0])
-
-
-@pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_every_method_at_each_version(version: str) -> None:
     handlers = Handlers()
     async with Client.connect_stdio(COMMAND, version=version, handlers=handlers, request_timeout=20) as client:

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 from mcpgen_runtime.protocol.version_unions import EVERY_VERSION
-from mcpgen_runtime.protocol.versions import LEGACY_PROTOCOL_VERSIONS
-from mcpgen_runtime.server.dispatch.connection import _KNOWN_METHODS
-from mcpgen_runtime.server.dispatch.bindings import stub_for
+from mcpgen_runtime.server.dispatch.generated import LEGACY_METHODS, stub_for
+from mcpgen_runtime.versions import LEGACY_VERSIONS
 
 SERVER = Path(__file__).resolve().parents[2] / "bench" / "servers" / "mcpgen_add_server.py"
 # The modules of a version that cost something to import (its `methods`, plain constants, do not count).
@@ -82,5 +81,5 @@ def test_the_unions_over_versions_are_there_on_first_use() -> None:
 
 def test_the_methods_known_before_initialize_are_every_version_s_server_routes() -> None:
     # Read from the method constants (cheap) instead of the server stubs (every version's models): the same set.
-    routes = {method for version in LEGACY_PROTOCOL_VERSIONS for method in stub_for(version).SERVER_ROUTES}
-    assert _KNOWN_METHODS == routes
+    routes = {method for version in LEGACY_VERSIONS for method in stub_for(version).SERVER_ROUTES}
+    assert LEGACY_METHODS == routes

@@ -17,9 +17,10 @@ from mcpgen_runtime.jsonrpc import memory_stream_pair
 from mcpgen_runtime.jsonrpc.answers import TaskDeadline
 from mcpgen_runtime.jsonrpc.envelopes import ErrorResponse, JSONRPCError, decode_frame
 from mcpgen_runtime.protocol.results import ValidResult
-from mcpgen_runtime.protocol.versions import LEGACY_PROTOCOL_VERSIONS
 from mcpgen_runtime.server import Server
-from mcpgen_runtime.transports.delivery import AnswerGuard, undeliverable_reason
+from mcpgen_runtime.transports.answer_guard import AnswerGuard
+from mcpgen_runtime.transports.undeliverable import undeliverable_reason
+from mcpgen_runtime.versions import LEGACY_VERSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -62,7 +63,7 @@ async def test_an_outside_cancellation_at_the_deadline_stays_a_cancellation() ->
 # -- ValidResult --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", LEGACY_PROTOCOL_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 def test_a_text_tool_result_is_valid_as_built_in_every_handshake_version(version: str) -> None:
     # (The modern era adds resultType and _meta to every result and validates the copy: ModernRequest.finish.)
     server = Server("t")

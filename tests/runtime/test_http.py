@@ -13,6 +13,7 @@ import anyio
 import httpx2
 import pytest
 from starlette.types import Message, Receive, Scope, Send
+from support.servers import in_background
 
 from mcpgen_runtime import JSONParams, JSONRPCError, MessageStream, MethodNotFound, RequestContext, Session
 from mcpgen_runtime.transports.http.client.stream import open_http_stream
@@ -56,10 +57,8 @@ async def connection(stream: MessageStream) -> None:
 async def http_server(
     handler: Callable[[MessageStream], Awaitable[None]] = connection, **options: Any
 ) -> AsyncIterator[str]:
-    async with anyio.create_task_group() as tg:
-        base = await tg.start(partial(run_http, handler, "127.0.0.1", 0, **options))
+    async with in_background(partial(run_http, handler, "127.0.0.1", 0, **options)) as base:
         yield f"{base}/mcp"
-        tg.cancel_scope.cancel()
 
 
 @asynccontextmanager
@@ -314,7 +313,7 @@ async def test_official_sdk_client_against_our_server() -> None:
                     await client.send_ping()
                 if mode == "auto":
                     # How 2.3.0 negotiates: a server/discover probe at 2026-07-28 (no session), which the app
-                    # serves statelessly; this handshake-era-only handler answers -32601, hence HTTP 404 (spec), and
+                    # serves statelessly; this legacy-era-only handler answers -32601, hence HTTP 404 (spec), and
                     # the SDK takes that as "legacy server" and falls back to initialize (offering 2025-11-25).
                     assert wire[0] == ("POST", "server/discover", 404)
                     assert wire[1][2] == 200

@@ -18,7 +18,7 @@ from raw_servers import Exchange, mcp_handler, raw_http_server, text_result
 import mcp_bindings.v2025_11_25 as v4
 from mcpgen_runtime import JSONRPCError
 from mcpgen_runtime.client import Client, ClientContext
-from mcpgen_runtime.transports.delivery import SSEReconnect
+from mcpgen_runtime.transports.http.client.resume import SSEReconnect
 
 pytestmark = pytest.mark.anyio
 

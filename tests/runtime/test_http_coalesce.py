@@ -20,7 +20,11 @@ import pytest
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-from mcpgen_runtime.transports.http.server.coalesce import _HeadHoldingTransport, coalescing_protocol
+from mcpgen_runtime.transports.http.server.coalesce import (
+    UVICORN_COALESCING,
+    _HeadHoldingTransport,
+    coalescing_protocol,
+)
 from mcpgen_runtime.transports.http.server.serving import serve_app
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n"
@@ -131,7 +135,8 @@ async def test_over_a_real_socket_streams_are_not_held_and_answers_come_whole() 
             port = int(base.rsplit(":", 1)[1])
             streamed, whole, _ = await anyio.to_thread.run_sync(client, port)
             tg.cancel_scope.cancel()
-    assert coalescing == [True]  # serve_app's uvicorn runs the coalescing protocol
+    # serve_app's uvicorn runs the coalescing protocol (unless safe mode or its self-check turned it off)
+    assert coalescing == [UVICORN_COALESCING.active]
     assert b"tail" in streamed
     assert b"server: uvicorn" not in whole.lower()
     assert whole.startswith(b"HTTP/1.1 200") and whole.endswith(b'{"answer":3}'), whole

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from support.servers import in_background
 
 from mcpgen_runtime import JSONParams, MessageStream, MethodNotFound, RequestContext, Session
 from mcpgen_runtime.transports.http.server import session as http_session
@@ -51,10 +52,8 @@ async def serving(handler: Handler, **options: Any) -> AsyncIterator[str]:
     async def connection(stream: MessageStream) -> None:
         await Session(stream, request_handler=handler).run()
 
-    async with anyio.create_task_group() as tg:
-        base = await tg.start(partial(run_http, connection, "127.0.0.1", 0, **options))
+    async with in_background(partial(run_http, connection, "127.0.0.1", 0, **options)) as base:
         yield f"{base}/mcp"
-        tg.cancel_scope.cancel()
 
 
 async def initialize(client: httpx2.AsyncClient, url: str) -> dict[str, str]:

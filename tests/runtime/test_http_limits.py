@@ -5,18 +5,16 @@ cannot resume cancels its handlers, and an Origin must match the server's scheme
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
+from support.servers import serving_streamable
 
 from mcpgen_runtime import InvalidParams, JSONParams, MessageStream, MethodNotFound, RequestContext, Session
 from mcpgen_runtime.server import Server
-from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp, serve_app
 
 pytestmark = pytest.mark.anyio
 
@@ -61,15 +59,6 @@ class Gate:
                 await anyio.sleep(0.01)
 
 
-@asynccontextmanager
-async def serving(handler: Any, **options: Any) -> AsyncIterator[tuple[str, StreamableHTTPApp]]:
-    app = StreamableHTTPApp(handler, **options)
-    async with anyio.create_task_group() as tg:
-        base = await tg.start(partial(serve_app, app, before_shutdown=app.close_sessions))
-        yield f"{base}/mcp", app
-        tg.cancel_scope.cancel()
-
-
 def message(request_id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
 
@@ -92,7 +81,7 @@ async def test_idle_sessions_expire_and_free_their_place() -> None:
     """Clients that go away without DELETE no longer fill the server up for good."""
     gate = Gate()
     # 1 s: the second initialize below must come before the first session expires, even on a loaded machine.
-    async with serving(gate.connection, session_idle_timeout=1.0, max_sessions=1) as (url, app):
+    async with serving_streamable(gate.connection, session_idle_timeout=1.0, max_sessions=1) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 first = await initialize(client, url)
@@ -110,7 +99,7 @@ async def test_idle_sessions_expire_and_free_their_place() -> None:
 
 async def test_sessions_serving_a_request_or_a_get_stream_do_not_expire() -> None:
     gate = Gate()
-    async with serving(gate.connection, session_idle_timeout=0.5) as (url, app):
+    async with serving_streamable(gate.connection, session_idle_timeout=0.5) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 held = await initialize(client, url)
@@ -143,7 +132,7 @@ async def test_a_refused_initialize_leaves_no_session(json_response: bool) -> No
     async def add(a: int, b: int) -> int:
         return a + b
 
-    async with serving(server.serve_stream, max_sessions=1, json_response=json_response) as (url, app):
+    async with serving_streamable(server.serve_stream, max_sessions=1, json_response=json_response) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 for _ in range(3):
@@ -161,7 +150,7 @@ async def test_a_refused_initialize_leaves_no_session(json_response: bool) -> No
 
 async def test_a_refused_initialize_of_a_raw_handler_leaves_no_session() -> None:
     gate = Gate()
-    async with serving(gate.connection) as (url, app):
+    async with serving_streamable(gate.connection) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 bad = message(0, "initialize", init_params("refuse-me"))
@@ -175,7 +164,7 @@ async def test_a_refused_initialize_of_a_raw_handler_leaves_no_session() -> None
 
 async def test_requests_in_flight_are_bounded_per_session() -> None:
     gate = Gate()
-    async with serving(gate.connection, max_requests_in_flight=2) as (url, app):
+    async with serving_streamable(gate.connection, max_requests_in_flight=2) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url)
@@ -207,7 +196,7 @@ async def test_requests_in_flight_are_bounded_per_session() -> None:
 
 async def test_requests_in_flight_are_bounded_per_server() -> None:
     gate = Gate()
-    async with serving(gate.connection, max_requests_in_flight_total=2) as (url, _app):
+    async with serving_streamable(gate.connection, max_requests_in_flight_total=2) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 first, second = await initialize(client, url), await initialize(client, url)
@@ -224,7 +213,7 @@ async def test_requests_in_flight_are_bounded_per_server() -> None:
 
 async def test_batches_are_bounded_in_size_and_by_the_in_flight_limit() -> None:
     gate = Gate()
-    async with serving(gate.connection, max_batch_size=3, max_requests_in_flight=3) as (url, app):
+    async with serving_streamable(gate.connection, max_batch_size=3, max_requests_in_flight=3) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url, "2025-03-26")
@@ -246,7 +235,7 @@ async def test_batches_are_bounded_in_size_and_by_the_in_flight_limit() -> None:
 async def test_huge_batches_start_no_handlers() -> None:
     """The measured problem: a 4 MiB batch started tens of thousands of handlers."""
     gate = Gate()
-    async with serving(gate.connection) as (url, app):
+    async with serving_streamable(gate.connection) as (url, app):
         async with httpx2.AsyncClient(timeout=10) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url, "2025-03-26")
@@ -259,7 +248,7 @@ async def test_huge_batches_start_no_handlers() -> None:
 @pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
 async def test_a_client_that_disconnects_cancels_its_handlers(json_response: bool) -> None:
     gate = Gate()
-    async with serving(gate.connection, json_response=json_response) as (url, app):
+    async with serving_streamable(gate.connection, json_response=json_response) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 # 2025-06-18: no priming event, and "hold" sends nothing before its answer, so no event id reaches
@@ -283,7 +272,7 @@ async def test_a_client_that_disconnects_cancels_its_handlers(json_response: boo
 
 async def test_origin_must_have_the_servers_scheme_host_and_port() -> None:
     gate = Gate()
-    async with serving(gate.connection) as (url, _app):
+    async with serving_streamable(gate.connection) as (url, _app):
         port = int(url.split(":")[-1].split("/")[0])
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
@@ -315,7 +304,7 @@ async def test_origin_must_have_the_servers_scheme_host_and_port() -> None:
                     response = await client.post(url, json=body, headers={**as_8000, "origin": origin})
                     assert response.status_code == 403, origin
 
-    async with serving(gate.connection, allowed_origins=["http://localhost:6274"]) as (url, _app):
+    async with serving_streamable(gate.connection, allowed_origins=["http://localhost:6274"]) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 ok = await client.post(url, json=body, headers={**HEADERS, "origin": "http://localhost:6274"})
@@ -327,7 +316,7 @@ async def test_origin_must_have_the_servers_scheme_host_and_port() -> None:
 
 async def test_invalid_json_starting_with_a_bracket_is_a_parse_error() -> None:
     gate = Gate()
-    async with serving(gate.connection) as (url, _app):
+    async with serving_streamable(gate.connection) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url)

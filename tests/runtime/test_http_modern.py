@@ -1,6 +1,7 @@
-"""The streamable HTTP server's stateless era (MCP 2026-07-28) beside its handshake era, on one endpoint: raw HTTP
-requests (httpx2) against ``StreamableHTTPApp`` served by uvicorn on 127.0.0.1. The connection handler is a plain
-JSON-RPC ``Session`` that speaks just enough of both eras, so that what is tested is the transport: routing, header
+"""The streamable HTTP server's modern era (MCP 2026-07-28) beside its legacy era, on one endpoint: raw HTTP
+requests (httpx2) against ``StreamableHTTPApp`` served by uvicorn on 127.0.0.1. The handlers are plain JSON-RPC: a
+``Session`` per legacy session, and for each modern request one call of a ``ModernHandler`` that runs the same
+request handler, which speaks just enough of both eras, so that what is tested is the transport: routing, header
 checks, status codes, JSON or SSE answers, listen streams, limits, and that nothing is kept between requests."""
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from support.servers import serving_streamable
 
 from mcpgen_runtime import JSONParams, JSONRPCError, MessageStream, MethodNotFound, RequestContext, Session
-from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp, serve_app
-from mcpgen_runtime.transports.http.server.session import current_http_scope
+from mcpgen_runtime.jsonrpc.answers import call_handler
+from mcpgen_runtime.jsonrpc.context import SessionClosedError
+from mcpgen_runtime.jsonrpc.envelopes import Request
+from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp
+from mcpgen_runtime.transports.http.server.modern import ModernAnswer, ModernCall
 
 pytestmark = pytest.mark.anyio
 
@@ -44,14 +49,14 @@ async def handle(world: World, method: str, params: JSONParams, context: Request
     version = params.get("_meta", {}).get(VERSION_META)
     if method == "initialize":
         return {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "raw", "version": "0"}}
-    if method == "echo":  # a handshake-era method
+    if method == "echo":  # a legacy-era method
         return {"echo": params}
     if version != MODERN:  # what the server layer answers (the transport does not know the supported versions)
         raise JSONRPCError(-32022, "Unsupported protocol version", {"supported": [MODERN], "requested": version})
     if method == "server/discover":
         return {"supportedVersions": [MODERN], "capabilities": {"tools": {"listChanged": True}}}
     if method == "tools/call":
-        scope = current_http_scope()
+        scope = getattr(context.session, "scope", None)  # a modern request's: its ModernCall's
         headers = dict(scope["headers"]) if scope is not None else {}
         world.seen_headers.append(headers.get(b"mcp-param-region", b"").decode() or None)
         name = params["name"]
@@ -82,6 +87,19 @@ async def handle(world: World, method: str, params: JSONParams, context: Request
     raise MethodNotFound(method)
 
 
+class ExchangeSession:
+    """What a request handler talks back through (``jsonrpc.context.OutgoingSession``), over one modern exchange."""
+
+    def __init__(self, call: ModernCall) -> None:
+        self.call, self.scope = call, call.scope
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self.call.notify(method, params)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+        raise SessionClosedError(f"no server->client requests in a modern exchange ({method})")
+
+
 @asynccontextmanager
 async def serving(**options: Any) -> AsyncIterator[tuple[str, StreamableHTTPApp, World]]:
     world = World()
@@ -93,11 +111,16 @@ async def serving(**options: Any) -> AsyncIterator[tuple[str, StreamableHTTPApp,
         finally:
             world.connections -= 1
 
-    app = StreamableHTTPApp(connection, **options)
-    async with anyio.create_task_group() as tg:
-        base = await tg.start(partial(serve_app, app, before_shutdown=app.close_sessions))
-        yield f"{base}/mcp", app, world
-        tg.cancel_scope.cancel()
+    async def modern_request(request: Request, call: ModernCall) -> ModernAnswer:
+        world.connections += 1
+        try:
+            context = RequestContext(ExchangeSession(call), request.id, request.method, request.params)
+            return await call_handler(partial(handle, world), request, context, answer_pings=False)
+        finally:
+            world.connections -= 1
+
+    async with serving_streamable(connection, modern_handler=modern_request, **options) as (url, app):
+        yield url, app, world
 
 
 def modern(method: str, params: dict[str, Any] | None = None, request_id: int = 1) -> dict[str, Any]:
@@ -144,7 +167,7 @@ async def test_a_stateless_request_is_answered_and_nothing_is_kept() -> None:
             message = call("plain")
             await client.post(url, json=message, headers=headers_for(message, **{"mcp-param-region": "eu"}))
             assert world.seen_headers[-1] == "eu"
-            # Without a body version but with a modern header: still the stateless era (here: its -32602).
+            # Without a body version but with a modern header: still the modern era (here: its -32602).
             message = {"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {}}
             response = await client.post(url, json=message, headers=headers_for(message))
             assert response.status_code == 400 and response.json()["error"]["code"] == -32602
@@ -175,7 +198,7 @@ async def test_a_stateless_request_is_answered_and_nothing_is_kept() -> None:
         ({"mcp-name": "=?base64?cGxhaW4?="}, "Mcp-Name"),  # "plain" without its padding: not canonical
         ({"mcp-protocol-version": "2099-01-01"}, "MCP-Protocol-Version"),
         ({"mcp-protocol-version": None}, "MCP-Protocol-Version is missing"),
-        ({"mcp-protocol-version": "2025-11-25"}, "MCP-Protocol-Version"),  # a handshake-era header, modern body
+        ({"mcp-protocol-version": "2025-11-25"}, "MCP-Protocol-Version"),  # a legacy-era header, modern body
     ],
 )
 async def test_routing_headers_must_match_the_body(change: dict[str, str | None], expected: str) -> None:
@@ -394,8 +417,8 @@ async def test_stateless_requests_share_the_servers_in_flight_limit_and_are_canc
 
 
 async def test_a_real_servers_listen_stream_gets_its_list_changed_notification() -> None:
-    """The same through ``Server.serve_http``: the server layer answers ``subscriptions/listen`` on its one-shot
-    stream, and ``notify_tools_changed`` (from a tool called on another POST) reaches that stream."""
+    """The same through ``Server.serve_http``: the server layer answers ``subscriptions/listen`` as one call of
+    its ``serve_modern``, and ``notify_tools_changed`` (from a tool called on another POST) reaches that stream."""
     from mcpgen_runtime.server import Server
 
     server = Server("listening", version="1.0.0")

@@ -8,20 +8,18 @@ client (``mcp==2.3.0``), which resumes by itself."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
+from support.servers import serving_streamable
 
 from mcpgen_runtime import JSONParams, MessageStream, MethodNotFound, RequestContext, Session
 from mcpgen_runtime.server import Context, Server
 from mcpgen_runtime.transports.http.server.event_store import EventStore, InMemoryEventStore, Replay, StoredEvent
-from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp, serve_app
 
 pytestmark = pytest.mark.anyio
 
@@ -90,15 +88,6 @@ async def initialize(client: httpx2.AsyncClient, url: str, version: str = "2025-
     return {**HEADERS, "mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": version}
 
 
-@asynccontextmanager
-async def serving(handler: Any, **options: Any) -> AsyncIterator[tuple[str, StreamableHTTPApp]]:
-    app = StreamableHTTPApp(handler, **options)
-    async with anyio.create_task_group() as tg:
-        base = await tg.start(partial(serve_app, app, before_shutdown=app.close_sessions))
-        yield f"{base}/mcp", app
-        tg.cancel_scope.cancel()
-
-
 def build_server() -> Server:
     server = Server("resumable")
 
@@ -141,7 +130,7 @@ class DictEventStore:
 
 
 async def test_a_2025_11_25_post_stream_starts_with_a_priming_event_and_every_event_has_an_id() -> None:
-    async with serving(build_server().serve_stream, retry_interval=0.25) as (url, _app):
+    async with serving_streamable(build_server().serve_stream, retry_interval=0.25) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url)
@@ -156,7 +145,7 @@ async def test_a_2025_11_25_post_stream_starts_with_a_priming_event_and_every_ev
                 events = parse_sse((await client.post(url, json=call, headers=headers)).text)
                 assert len(events) == 1 and events[0].id and events[0].retry is None
 
-    async with serving(build_server().serve_stream, resumable=False) as (url, _app):
+    async with serving_streamable(build_server().serve_stream, resumable=False) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url)
@@ -167,7 +156,7 @@ async def test_a_2025_11_25_post_stream_starts_with_a_priming_event_and_every_ev
 async def test_multiple_concurrent_post_streams_each_primed_whatever_supported_version_the_header_says() -> None:
     """The conformance suite's server-sse-multiple-streams: three POSTs at once on a 2025-11-25 session, with
     ``MCP-Protocol-Version: 2025-03-26``."""
-    async with serving(build_server().serve_stream) as (url, _app):
+    async with serving_streamable(build_server().serve_stream) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = {**await initialize(client, url), "mcp-protocol-version": "2025-03-26"}
@@ -194,7 +183,7 @@ async def test_multiple_concurrent_post_streams_each_primed_whatever_supported_v
 async def test_handler_closes_its_stream_and_the_answer_comes_on_resumption(store: str) -> None:
     """The conformance suite's server-sse-polling, step by step."""
     event_store: EventStore = InMemoryEventStore() if store == "memory" else DictEventStore()
-    async with serving(build_server().serve_stream, event_store=event_store) as (url, _app):
+    async with serving_streamable(build_server().serve_stream, event_store=event_store) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url)
@@ -221,14 +210,14 @@ async def test_handler_closes_its_stream_and_the_answer_comes_on_resumption(stor
 
 
 async def test_close_sse_stream_is_a_no_op_where_nothing_could_be_resumed() -> None:
-    async with serving(build_server().serve_stream) as (url, _app):
+    async with serving_streamable(build_server().serve_stream) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url, "2025-06-18")  # no priming event for this client
                 call = message(1, "tools/call", {"name": "test_reconnection", "arguments": {}})
                 response = await client.post(url, json=call, headers=headers)
                 assert '"text":"closed=False"' in response.text
-    async with serving(build_server().serve_stream, json_response=True) as (url, _app):
+    async with serving_streamable(build_server().serve_stream, json_response=True) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url)
@@ -245,9 +234,9 @@ async def test_the_official_sdk_client_resumes_a_stream_the_server_closed() -> N
     async def logging_callback(params: Any) -> None:
         logs.append(params)
 
-    async with serving(build_server().serve_stream, retry_interval=0.05) as (url, _app):
+    async with serving_streamable(build_server().serve_stream, retry_interval=0.05) as (url, _app):
         with anyio.fail_after(20):
-            # Resumability is a handshake-era feature (2026-07-28 removed it): the legacy mode, which "auto" no
+            # Resumability is a legacy-era feature (2026-07-28 removed it): the legacy mode, which "auto" no
             # longer picks now that the server answers server/discover.
             async with Client(url, mode="legacy", logging_callback=logging_callback) as client:
                 assert client.protocol_version == "2025-11-25"
@@ -290,7 +279,7 @@ class Held:
 async def test_a_client_leaving_a_resumable_stream_does_not_cancel_and_gets_the_answer_later() -> None:
     """Spec: disconnection SHOULD NOT be taken as cancellation, when the client can resume."""
     held = Held()
-    async with serving(held.connection) as (url, app):
+    async with serving_streamable(held.connection) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = await initialize(client, url)
@@ -319,7 +308,7 @@ SSE_ONLY = "text/event-stream"
 
 async def test_the_standalone_stream_resumes_without_loss_or_duplicates() -> None:
     held = Held()
-    async with serving(held.connection) as (url, app):
+    async with serving_streamable(held.connection) as (url, app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 headers = {**await initialize(client, url), "accept": SSE_ONLY}
@@ -347,7 +336,7 @@ async def test_the_standalone_stream_resumes_without_loss_or_duplicates() -> Non
 
 
 async def test_unknown_or_foreign_last_event_ids_are_refused() -> None:
-    async with serving(build_server().serve_stream) as (url, _app):
+    async with serving_streamable(build_server().serve_stream) as (url, _app):
         async with httpx2.AsyncClient(timeout=5) as client:
             with anyio.fail_after(WAIT):
                 mine, theirs = await initialize(client, url), await initialize(client, url)

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.content import text_of
 
 from mcp_bindings import v2024_11_05 as v1
 from mcp_bindings import v2025_11_25 as v4
@@ -47,12 +48,6 @@ class Sampler(v4.client.ClientHandlers[ClientContext]):
         self, params: v4.CreateMessageRequestParams, context: ClientContext
     ) -> v4.CreateMessageResult:
         return v4.CreateMessageResult(role="assistant", model="m", content=v4.TextContent(text="forty-two"))
-
-
-def text_of(result: v4.CallToolResult | v1.CallToolResult) -> str:
-    block = result.content[0]
-    assert block.type == "text"
-    return block.text
 
 
 async def test_the_whole_protocol_runs_in_memory() -> None:

@@ -126,9 +126,9 @@ async def test_official_client_in_each_mode(server_url: str, mode: str, negotiat
             await exercise(client)
             with pytest.raises(MCPError) as missing:
                 await client.read_resource("weather://nowhere")
-            # Resource not found: -32602 in the stateless era, -32002 before it (spec 2026-07-28 changelog).
+            # Resource not found: -32602 in the modern era, -32002 before it (spec 2026-07-28 changelog).
             assert missing.value.error.code == (-32602 if negotiated == "2026-07-28" else -32002)
-            # Log messages travel on the request's own SSE stream. The stateless era has no logging/setLevel: a
+            # Log messages travel on the request's own SSE stream. The modern era has no logging/setLevel: a
             # request asks for them with _meta logLevel, and gets none without it (the calls in exercise()).
             if negotiated == "2026-07-28":
                 assert logs == []

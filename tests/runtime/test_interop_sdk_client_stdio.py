@@ -2,7 +2,7 @@
 subprocess, in each of its modes: pinned "2026-07-28" (every request modern), "auto" (``server/discover`` first,
 which our server answers, so modern too) and "legacy" (the ``initialize`` handshake at 2025-11-25). The same server
 code serves all three: tools, a prompt, resources, cache hints, logging, an elicitation tool (a server->client
-request in the handshake era, an input round in the modern one, both answered by the SDK's elicitation callback),
+request in the legacy era, an input round in the modern one, both answered by the SDK's elicitation callback),
 and ``subscriptions/listen`` (modern) with a tool that changes the tool list.
 
 The server is this module run as a script (``python test_interop_sdk_client_stdio.py``)."""

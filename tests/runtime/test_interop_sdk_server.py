@@ -4,7 +4,7 @@ serves both eras), run as a real subprocess over stdio and over streamable HTTP 
 The matrix: modes ``legacy`` (the ``initialize`` handshake, 2025-11-25), ``auto`` (``server/discover``, which the
 SDK server answers: 2026-07-28) and ``2026-07-28`` (pinned, no probe), each over stdio and HTTP. In every cell: the
 negotiated version, the server's identity, a plain ``tools/call``, a tool that asks the user for input (an
-``elicitation/create`` request in the handshake era, a multi round-trip request in 2026-07-28, both answered by
+``elicitation/create`` request in the legacy era, a multi round-trip request in 2026-07-28, both answered by
 the same ``ClientHandlers.elicit``), a tool whose parameter travels as ``Mcp-Param-Region`` over HTTP, a resource
 and a prompt; in the modern era also the generated 2026-07-28 stub, with the ``_meta`` the client hands out.
 """
@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from support.content import text_of
 
 import mcp_bindings.v2025_11_25 as v4
 import mcp_bindings.v2026_07_28 as v5
@@ -59,10 +60,6 @@ def connect(transport: str, url: str, mode: str, handlers: Handlers) -> Abstract
     if transport == "stdio":
         return Client.connect_stdio(SERVER, **options)
     return Client.connect_http(url, **options)
-
-
-def text_of(result: Any) -> str:
-    return str(result.content[0].text)
 
 
 @pytest.fixture

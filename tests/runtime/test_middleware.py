@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.content import text_of
 
 from mcp_bindings import v2025_11_25 as v4
 from mcpgen_runtime import (
@@ -58,12 +59,6 @@ def build() -> Server[Tenant]:
         return context.lifespan_state.name
 
     return server
-
-
-def text_of(result: v4.CallToolResult) -> str:
-    block = result.content[0]
-    assert block.type == "text"
-    return block.text
 
 
 async def echo(client: Client, text: str) -> v4.CallToolResult:

@@ -1,6 +1,6 @@
 """Multi round-trip requests (MCP 2026-07-28): the same ``Context.elicit`` / ``sample`` / ``list_roots`` code answers
 ``InputRequiredResult`` in the modern era and gets its answers on the retry; the ``requestState`` is signed, bound
-to its request, expires, and is refused (-32602) otherwise. And the same tool in the handshake era, for contrast.
+to its request, expires, and is refused (-32602) otherwise. And the same tool in the legacy era, for contrast.
 A real ``Server`` against a raw ``Session`` over memory streams.
 """
 

@@ -5,15 +5,13 @@ Also the header walk and decoding on their own."""
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
 from pydantic import Field
+from support.servers import serving_server
 
 from mcpgen_runtime.server import Server
 from mcpgen_runtime.server.dispatch.tool_headers import decode_param_header, header_parameters
@@ -50,14 +48,6 @@ def build_server() -> Server:
     return server
 
 
-@asynccontextmanager
-async def serving() -> AsyncIterator[str]:
-    async with anyio.create_task_group() as tg:
-        base = await tg.start(partial(build_server().serve_http, "127.0.0.1", 0))
-        yield f"{base}/mcp"
-        tg.cancel_scope.cancel()
-
-
 async def post_call(url: str, name: str, arguments: dict[str, Any], **params: str) -> httpx2.Response:
     headers = {
         "accept": "application/json, text/event-stream",
@@ -82,7 +72,7 @@ def encoded(text: str) -> str:
 
 async def test_matching_headers_are_accepted_and_mismatches_refused() -> None:
     with anyio.fail_after(20):
-        async with serving() as url:
+        async with serving_server(build_server()) as url:
             ok = await post_call(url, "run_query", {"query": "q", "region": "eu"}, region="eu")
             assert ok.status_code == 200 and ok.json()["result"]["content"][0]["text"] == "eu:q:10"
             ok = await post_call(

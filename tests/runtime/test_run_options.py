@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import io
 import logging
-import queue
 import re
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
+from support.processes import StderrLines
 
 from mcp_bindings import v2025_06_18 as mcp
 from mcp_bindings.v2025_06_18.client import ClientStub
@@ -178,44 +176,6 @@ def test_http_options_complete_what_serve_http_gets() -> None:
 # -- real processes ----------------------------------------------------------------------------------------------
 
 
-class StderrLines:
-    """A child's stderr, read line by line by a thread, so that waiting for a line is bounded."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        assert process.stderr is not None
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        stream = process.stderr
-
-        def pump() -> None:
-            for line in stream:
-                self.lines.put(line)
-            self.lines.put(None)
-
-        threading.Thread(target=pump, daemon=True).start()
-
-    def wait_for(self, pattern: str, timeout: float = TIMEOUT) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.seen.append(line)
-            if found := re.search(pattern, line):
-                return found
-        raise AssertionError(f"no line matching {pattern!r} within {timeout} s in: {''.join(self.seen)}")
-
-    def rest(self) -> str:
-        """What is left once the process has exited (its stderr closed)."""
-        lines = []
-        while (line := self.lines.get(timeout=TIMEOUT)) is not None:
-            lines.append(line)
-        return "".join(lines)
-
-
 def start_runner(*args: str | Path, cwd: Path | None = None) -> tuple[subprocess.Popen[str], StderrLines, str]:
     """The runner serving HTTP on a free port; (process, its stderr, the URL it announced)."""
     process = subprocess.Popen(
@@ -224,7 +184,7 @@ def start_runner(*args: str | Path, cwd: Path | None = None) -> tuple[subprocess
         text=True,
         cwd=cwd,
     )
-    stderr = StderrLines(process)
+    stderr = StderrLines(process, timeout=TIMEOUT)
     try:
         url = stderr.wait_for(r"mcpgen: serving MCP on (http://\S+)").group(1)
     except AssertionError:

@@ -18,7 +18,7 @@ from typing_extensions import TypedDict
 
 from mcpgen_runtime import ErrorCode, JSONParams, JSONRPCError, RequestContext, Session, memory_stream_pair
 from mcpgen_runtime.jsonrpc import encode_frame
-from mcpgen_runtime.server import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, Context, Server
+from mcpgen_runtime.server import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, Context, Server
 
 pytestmark = pytest.mark.anyio
 
@@ -124,7 +124,7 @@ class Peer:
         return await self.call("tools/call", {"name": name, "arguments": arguments or {}}, **kwargs)
 
 
-def init_params(version: str = LATEST_PROTOCOL_VERSION, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+def init_params(version: str = LATEST_LEGACY_VERSION, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"protocolVersion": version, "capabilities": capabilities or {}, "clientInfo": {"name": "t", "version": "0"}}
 
 
@@ -132,7 +132,7 @@ def init_params(version: str = LATEST_PROTOCOL_VERSION, capabilities: dict[str, 
 async def connect(
     server: Server | None = None,
     *,
-    version: str | None = LATEST_PROTOCOL_VERSION,
+    version: str | None = LATEST_LEGACY_VERSION,
     capabilities: dict[str, Any] | None = None,
     answers: dict[str, Any] | None = None,
 ) -> AsyncIterator[Peer]:
@@ -203,10 +203,10 @@ async def test_bad_initialize_can_be_retried() -> None:
         assert error.code == ErrorCode.INVALID_PARAMS
         assert {tuple(d["loc"]) for d in error.data} == {("capabilities",), ("clientInfo",)}
         assert (await peer.error("tools/list")).code == ErrorCode.INVALID_REQUEST
-        assert (await peer.call("initialize", init_params()))["protocolVersion"] == LATEST_PROTOCOL_VERSION
+        assert (await peer.call("initialize", init_params()))["protocolVersion"] == LATEST_LEGACY_VERSION
 
 
-@pytest.mark.parametrize("version", SUPPORTED_PROTOCOL_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_negotiates_each_supported_version(version: str) -> None:
     async with connect(version=None) as peer:
         result = await peer.call("initialize", init_params(version))
@@ -229,7 +229,7 @@ async def test_negotiates_each_supported_version(version: str) -> None:
 async def test_unsupported_version_gets_the_newest() -> None:
     async with connect(version=None) as peer:
         result = await peer.call("initialize", init_params("2026-07-28"))
-        assert result["protocolVersion"] == LATEST_PROTOCOL_VERSION
+        assert result["protocolVersion"] == LATEST_LEGACY_VERSION
 
 
 # -- errors ------------------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -24,6 +23,8 @@ from mcpgen_runtime.server.auth import BearerAuth, IntrospectionVerifier, JWTVer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server
+from support.ports import free_port
+from support.servers import serving_server
 
 pytestmark = pytest.mark.anyio
 
@@ -58,13 +59,6 @@ def build_server() -> Server:
     return server
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def issuer() -> Iterator[AuthServer]:
     with running_auth_server() as auth:
@@ -83,10 +77,8 @@ async def serving(auth: AuthServer, verifier: TokenVerifier | None = None) -> As
         required_scopes=["mcp"],
         resource_name="Protected test server",
     )
-    async with anyio.create_task_group() as tg:
-        await tg.start(partial(build_server().serve_http, "127.0.0.1", port, auth=protection))
+    async with serving_server(build_server(), port=port, auth=protection):
         yield url
-        tg.cancel_scope.cancel()
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -7,7 +7,6 @@ test opens it (the consent is automatic) and the redirect reaches the suite's ca
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from support.ports import free_port
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -24,13 +24,6 @@ from harness import install_suite  # noqa: E402
 
 SCENARIOS = ("authorization-server-metadata-endpoint", "authorization-code-grant")
 PROCESS_TIMEOUT = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.mark.parametrize("confidential", [False, True], ids=["public", "confidential"])

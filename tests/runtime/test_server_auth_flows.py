@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,25 +23,20 @@ from joserfc.jwk import RSAKey
 from starlette.applications import Starlette
 
 from mcpgen_runtime.server import Context, Server
-from mcpgen_runtime.server.hosting.asgi import mount_mcp
 from mcpgen_runtime.server.auth import BearerAuth, InvalidTokenError, JWTVerifier
+from mcpgen_runtime.server.hosting.asgi import mount_mcp
 from mcpgen_runtime.transports.http.server.serving import serve_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server
+from support.ports import free_port
+from support.servers import serving_server
 
 pytestmark = pytest.mark.anyio
 
 REDIRECT = "http://127.0.0.1:3999/callback"
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def pkce() -> tuple[str, str]:
@@ -98,10 +92,8 @@ async def serving(auth: AuthServer) -> AsyncIterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     protection = BearerAuth(verifier=JWTVerifier(auth.issuer), resource=url, authorization_servers=[auth.issuer])
-    async with anyio.create_task_group() as tg:
-        await tg.start(partial(build_server().serve_http, "127.0.0.1", port, auth=protection))
+    async with serving_server(build_server(), port=port, auth=protection):
         yield url
-        tg.cancel_scope.cancel()
 
 
 async def test_authorization_code_with_pkce_refresh_rotation_and_the_token_at_the_server() -> None:

@@ -21,6 +21,7 @@ import pytest
 from mcp import Client as SDKClient
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import BaseModel
+from support.content import text_of
 
 import mcp_bindings.v2025_06_18 as v3
 import mcp_bindings.v2025_11_25 as v4
@@ -76,17 +77,12 @@ async def sdk_client(server: Server, **options: Any) -> AsyncIterator[SDKClient]
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         async with anyio.create_task_group() as tg:
             base = await tg.start(partial(server.serve_http, "127.0.0.1", 0))
-            # The handshake era, where these results reach the client as the tools built them (the modern era adds
+            # The legacy era, where these results reach the client as the tools built them (the modern era adds
             # resultType and serverInfo; test_interop_sdk_client_stdio.py covers it).
             options.setdefault("mode", "legacy")
             async with SDKClient(f"{base}/mcp", read_timeout_seconds=WAIT, **options) as client:
                 yield client
             tg.cancel_scope.cancel()
-
-
-def text_of(result: Any) -> str:
-    (block,) = result.content
-    return str(block.text)
 
 
 async def test_elicit_receives_a_float_from_the_official_sdk_client() -> None:

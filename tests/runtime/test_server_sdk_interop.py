@@ -2,7 +2,7 @@
 
 The 2.x SDK defaults to ``mode="auto"``: it first probes ``server/discover``, which our server answers, so it
 speaks 2026-07-28 (test_interop_sdk_client_stdio.py). These tests pin ``mode="legacy"``: the ``initialize``
-handshake at 2025-11-25, where every call below goes over the handshake era (ping, logging/setLevel ...)."""
+handshake at 2025-11-25, where every call below goes over the legacy era (ping, logging/setLevel ...)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ async def sdk_client(tmp_path: Path, **kwargs: Any) -> AsyncIterator[tuple[Clien
 
 
 async def exercise_every_method(client: Client, logs: list[Any]) -> None:
-    """Every handshake-era method the fixture server implements, through the SDK client."""
+    """Every legacy-era method the fixture server implements, through the SDK client."""
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == {"get_forecast", "forecast", "fail"}
     assert tools["get_forecast"].description == "Get weather forecast for a location."

@@ -19,18 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from support.ports import free_port
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "scale_server.py"
 ANNOUNCEMENT = "mcpgen: serving MCP on "
 VERSION = "2025-11-25"
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json", "connection": "close"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
@@ -198,7 +193,7 @@ def sse_events(lines: Iterator[str]) -> Iterator[Event]:
 
 
 class Client:
-    """A handshake-era client on raw HTTP: a new connection per request, so requests spread over the workers."""
+    """A legacy-era client on raw HTTP: a new connection per request, so requests spread over the workers."""
 
     def __init__(self, url: str, session_id: str | None = None) -> None:
         self.url, self.session_id, self._next = url, session_id, 100

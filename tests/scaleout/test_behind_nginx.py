@@ -98,7 +98,7 @@ class ProxiedClient(Client):
 
 
 def proxied_session(proxy: str) -> ProxiedClient:
-    """A handshake-era session opened through the proxy."""
+    """A legacy-era session opened through the proxy."""
     client = ProxiedClient(proxy)
     client.initialize()
     return client

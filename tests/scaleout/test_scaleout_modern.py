@@ -1,4 +1,4 @@
-"""Scale-out in the stateless era (MCP 2026-07-28): any worker answers any request, with a real redis-server.
+"""Scale-out in the modern era (MCP 2026-07-28): any worker answers any request, with a real redis-server.
 
 - Real processes: a server with 3 workers on one port (`python -m mcpgen_runtime.server.runner FILE --transport http
   --workers 3 --redis URL`, the shared requestState key from MCPGEN_REQUEST_STATE_KEY) and clients that open a new
@@ -36,6 +36,7 @@ import anyio
 import httpx2
 import pytest
 from redis.asyncio import Redis
+from support.ports import free_port
 
 import mcp_bindings.v2026_07_28 as v5
 from mcpgen_runtime.client import Client, ClientContext, Subscription
@@ -109,12 +110,6 @@ def watched(uri: str) -> None:
 
 
 # -- processes: a Redis to stop and start again, and the workers of this module's server ---------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str, timeout: float = 30.0) -> None:

@@ -1,4 +1,4 @@
-"""Server-wide notifications of the handshake era over 3 workers sharing Redis (issue 14): a list change raised by a
+"""Server-wide notifications of the legacy era over 3 workers sharing Redis (issue 14): a list change raised by a
 background task of one worker, or a resource update raised by another session's tool call, reaches every live
 session's GET stream exactly once, whichever worker holds its copy or serves its GET stream, and resumably."""
 

@@ -1,4 +1,4 @@
-"""Handshake-era sessions over 3 workers on one port sharing Redis, with no session affinity (issue 14): every
+"""Legacy-era sessions over 3 workers on one port sharing Redis, with no session affinity (issue 14): every
 request on a new connection, so requests spread over the workers; each case checks that more than one worker
 served it. Real processes throughout: redis-server, the runner with --workers 3 --redis URL, raw HTTP clients."""
 

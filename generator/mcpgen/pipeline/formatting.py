@@ -22,6 +22,7 @@ black is the slowest stage by far (about 3,500 lines a second), so:
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import tempfile
@@ -35,10 +36,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import black
 
+logger = logging.getLogger(__name__)
+
 BLACK_VERSION = version("black")  # black does not re-export __version__ for type checkers
 LINE_LENGTH = 120
-# What the cache key says about the formatting, without importing black for it.
-_MODE_KEY = f"line_length={LINE_LENGTH} target_versions=py311 one-pass"
+# What the cache key says about the formatting, without importing black for it (safe mode: format_str's two
+# passes, kept apart though the text is the same).
+_MODE_KEY = f"line_length={LINE_LENGTH} target_versions=py311"
 CHUNK_MARKER = "#@mcpgen:chunk"
 # Below this many lines to format, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD_LINES = 3000
@@ -64,7 +68,8 @@ def default_cache_dir() -> Path | None:
 
 
 def _cache_key(text: str) -> str:
-    digest = hashlib.sha256(f"{BLACK_VERSION}\0{_MODE_KEY}\0".encode())
+    passes = "format_str" if safe_mode() else "one-pass"
+    digest = hashlib.sha256(f"{BLACK_VERSION}\0{_MODE_KEY} {passes}\0".encode())
     digest.update(text.encode("utf-8"))
     return digest.hexdigest()
 
@@ -83,13 +88,45 @@ def black_mode() -> black.Mode:
 # rare layouts where a trailing comma added by the first pass changes the second. Chunks reached black
 # without their final newline, so every one of them "changed" and paid two passes. One pass, on the
 # chunk with its newline, gives black's text for every chunk rendered from the vendored schemas
-# (tests/test_formatting.py checks each against format_str) at about half the cost. black keeps
-# _format_str_once private: if a version lacks it, format_str (two passes when the input changes).
+# (tests/test_formatting.py checks each against format_str) at about half the cost.
+#
+# black keeps _format_str_once private, so it is a fast path, as the runtime's are (mcpgen_runtime.safe_mode, which
+# the toolchain may not import): used only after a self-check (it exists and formats a sample as format_str does),
+# and never with MCPGEN_SAFE_MODE=1. Otherwise format_str, which gives the same text (two passes when the input
+# changes). The decision is made once per process; a failed self-check is logged once (WARNING).
+SAFE_MODE_VARIABLE = "MCPGEN_SAFE_MODE"
+_SAMPLE = "def f( a, b = 1, ) :\n  return {'x':[a,b,],}\nclass C( object ): x=1\n"
+
+
+def safe_mode() -> bool:
+    """The runtime's switch (``mcpgen_runtime.safe_mode.safe_mode``), read the same way."""
+    return os.environ.get(SAFE_MODE_VARIABLE, "").strip() not in ("", "0")
+
+
+@cache
+def one_pass_formatter() -> Callable[..., str] | None:
+    """black's ``_format_str_once`` when the fast path is on, else None (use ``black.format_str``)."""
+    import black
+
+    mode = black_mode()
+    if safe_mode():
+        logger.debug("fast path black-format-once off: %s=1", SAFE_MODE_VARIABLE)
+        return None
+    try:
+        format_once: Callable[..., str] = getattr(black, "_format_str_once")  # noqa: B009 (private, not typed)
+        if format_once(_SAMPLE, mode=mode) != black.format_str(_SAMPLE, mode=mode):
+            raise ValueError("it formats a sample differently from black.format_str")
+    except Exception as exc:  # anything: the private function is missing, takes other arguments or misbehaves
+        logger.warning("fast path black-format-once off, using black.format_str (self-check failed: %r)", exc)
+        return None
+    return format_once
+
+
 def _format_chunk(item: tuple[str, str]) -> str:
     import black
     from black.parsing import InvalidInput
 
-    format_once: Callable[..., str] = getattr(black, "_format_str_once", black.format_str)
+    format_once = one_pass_formatter() or black.format_str
     path, text = item
     try:
         return format_once(text if text.endswith("\n") else text + "\n", mode=black_mode())
@@ -188,7 +225,9 @@ class ChunkFormatter:
         self._backlog.append((path, text))
         self._queued_lines += text.count("\n") + 1
         if self._pool is None and self._queued_lines > PARALLEL_THRESHOLD_LINES and (os.cpu_count() or 1) > 1:
-            black_mode()  # imports black here, once: the workers fork with it (two CPUs: no import per worker)
+            # Imports black here, once, and decides the fast path: the workers fork with both (two CPUs: no import
+            # per worker, one log line).
+            one_pass_formatter()
             self._pool = ProcessPoolExecutor()
         if self._pool is not None:
             self._submit(everything=False)

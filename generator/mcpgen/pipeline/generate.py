@@ -16,8 +16,9 @@ from ..ir import VersionIR
 from .build import build_version_ir
 from .formatting import ChunkFormatter
 from .ir_diff import CHANGES_PATH, render_changes_file
-from .render import make_environment, render_package, render_version
+from .render import make_environment, render_facts, render_package, render_version
 from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, verify_all
+from .version_facts import build_protocol_facts
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,11 @@ def generate_files(request: GenerationRequest) -> dict[str, str]:
             # generated (a partial run leaves it alone) and only when there is a pair to compare.
             ordered = [by_version[version] for version in all_versions]
             formatter.add({CHANGES_PATH: render_changes_file(ordered, manifest_sha256)})
+        if set(by_version) == set(all_versions):
+            # Facts span every version, so, like the changelog, only a complete run writes them.
+            facts = build_protocol_facts(spec_dir, [by_version[version] for version in all_versions])
+            if facts is not None:
+                formatter.add(render_facts(environment, facts))
         return formatter.finish()
     finally:
         formatter.close()

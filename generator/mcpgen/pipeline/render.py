@@ -21,7 +21,7 @@ import jinja2.bccache
 
 from .. import __version__
 from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError
-from ..ir import VersionIR
+from ..ir import ProtocolFacts, VersionIR
 from .formatting import CHUNK_MARKER, default_cache_dir
 from .spec_loader import module_name_for
 from .stub_views import CLIENT_MODULE, SERVER_MODULE, StubsView
@@ -248,6 +248,45 @@ def render_package(environment: jinja2.Environment, all_versions: list[str], man
         "mcp_bindings/latest.py": render_template(environment, "latest.py.j2", context),
         "mcp_bindings/py.typed": "",
     }
+
+
+FACTS_PATH = "mcp_bindings/protocol_facts.py"
+
+
+def frozenset_literal(members: tuple[str, ...] | list[str]) -> str:
+    """`frozenset({"a", "b"})`, sorted; `frozenset()` when empty (`frozenset({})` would be a set of a dict's keys)."""
+    return f"frozenset({{{', '.join(python_string(m) for m in sorted(members))}}})" if members else "frozenset()"
+
+
+def render_facts(environment: jinja2.Environment, facts: ProtocolFacts) -> dict[str, str]:
+    """mcp_bindings/protocol_facts.py: the version facts as plain data (see pipeline/version_facts.py)."""
+    served = facts.served
+    latest = {era: version.version for version in served for era in (version.era,)}  # served is oldest first
+
+    def by_version(attribute: str) -> list[tuple[str, str]]:
+        return [(v.version, frozenset_literal(getattr(v, attribute))) for v in served]
+
+    context = {
+        "header": _header(facts.overlay_path, facts.overlay_sha256),
+        "overlay_path": facts.overlay_path,
+        "served": served,
+        "legacy": [v.version for v in served if v.era == "legacy"],
+        "modern": [v.version for v in served if v.era == "modern"],
+        "unserved": facts.unserved,
+        "latest": sorted(latest.items()),
+        "batches": frozenset_literal([v.version for v in served if v.json_rpc_batches]),
+        "priming": frozenset_literal([v.version for v in served if v.sse_priming_events]),
+        "progress_messages": frozenset_literal([v.version for v in served if v.progress_messages]),
+        "client_requests": by_version("client_requests"),
+        "server_requests": by_version("server_requests"),
+        "client_notifications": by_version("client_notifications"),
+        "server_notifications": by_version("server_notifications"),
+        "input_requests": by_version("input_requests"),
+        "modern_only_methods": frozenset_literal(facts.modern_only_methods),
+        "meta_keys": facts.meta_keys,
+        "error_codes": facts.error_codes,
+    }
+    return {FACTS_PATH: render_template(environment, "protocol_facts.py.j2", context)}
 
 
 # The distribution of the generated bindings: its metadata file, and all it needs at run time.

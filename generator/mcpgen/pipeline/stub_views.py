@@ -7,8 +7,8 @@ A stub method is one request or notification travelling in one direction: a hand
 precomputed here, every collection sorted by the Python name, so the templates only print.
 
 The two eras differ only in what the IR says:
-- handshake era (2024-11-05 .. 2025-11-25): server -> client requests are JSON-RPC requests;
-- stateless era (2026-07-28, draft): there is no `initialize` but `server/discover`; a server may answer
+- legacy era (2024-11-05 .. 2025-11-25): server -> client requests are JSON-RPC requests;
+- modern era (2026-07-28, draft): there is no `initialize` but `server/discover`; a server may answer
   `tools/call`, `prompts/get` and `resources/read` with an `InputRequiredResult` (the schema's
   `*ResultResponse` definitions say which, see protocol.py), and the server -> client requests
   (elicitation, sampling, roots) travel inside it (`inputRequests`, INPUT_REQUESTS) instead of as
@@ -28,7 +28,7 @@ from .protocol import INPUT_REQUIRED_RESULT
 from .views import BASE, TypeRenderer, python_string
 
 # The methods that make a version's stubs worth generating: the handshake (`initialize`) or, without one, the
-# stateless era's discovery request, which its servers must implement (server/discover.mdx). A schema with
+# modern era's discovery request, which its servers must implement (server/discover.mdx). A schema with
 # neither (the small golden cases) describes no server to stub.
 ENTRY_METHODS = ("initialize", "server/discover")
 SENTENCE_ENDS = (".", "!", "?", ":")

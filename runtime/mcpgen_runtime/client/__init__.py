@@ -1,50 +1,73 @@
 """The typed MCP client side: ``Client`` connects to a server, negotiates a version and sends through its stubs.
 
-Holds ``client`` (``Client``, ``ClientContext``: the connection, negotiation in either era, capability gating, the
-request path), ``client_support`` (the version registry, type aliases over the versions, the client's errors and
-defaults, the list cache), ``modern`` (the modes, the 2026-07-28 ``_meta`` and the ``server/discover`` probe),
-``input_required`` (multi round-trip requests), ``handlers`` (answering the server's requests, in either era),
-``lists`` (the cached lists), ``tool_headers`` (``x-mcp-header``), ``subscriptions`` (``subscriptions/listen``)
-and the ``auth`` package (OAuth 2.1: ``OAuthProvider`` for ``connect_http(url, auth=...)``; authlib loads only
-when it is used).
+``Client`` is put together from parts with one job each, every one given what it needs when it is made:
 
-May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``delivery`` eagerly; ``http_client`` only inside
-``Client.connect_http``, so that stdio clients do not import httpx2), ``protocol`` (result validation), the standard
-library, anyio, pydantic and ``mcp_bindings``; never ``server`` (the two sides share only what is below them).
-This package re-exports the names a client author needs.
+- ``client``: ``Client`` (the public face: connecting over a stream, stdio or HTTP; what was negotiated; the
+  ``Peer`` the generated stubs send through; calls by name; the lists; ``listen``) and ``ClientContext``.
+- ``settings``: ``ClientSettings``, the options, checked once and shared by the parts; the defaults.
+- ``connection``: ``Connection``, the session and what was negotiated over it: the era (``mode``), the version,
+  both sides' capabilities, the ``initialize`` / ``server/discover`` result; ``send`` turns the transport's own
+  errors into the client's.
+- ``requests``: ``RequestPath``, how one request goes: version check, capability gating, timeout, the modern
+  ``_meta`` and input rounds, parsing the result.
+- ``lists``: ``ServerLists``, the cached ``tools()`` / ``prompts()`` / ``resources()`` / ``resource_templates()``
+  and their page walks in either era; ``list_cache``: ``ListCache``, one cached list.
+- ``handlers``: ``HandlerDispatch``, the user's ``ClientHandlers``: what they advertise and how they answer the
+  server's requests (legacy), input requests (modern) and notifications.
+- ``input_required``: multi round-trip requests (modern): answering ``InputRequiredResult`` rounds, within a limit.
+- ``subscriptions``: ``subscriptions/listen`` (modern): ``Subscriptions`` opens them, ``Subscription`` is one.
+- ``tool_headers``: ``x-mcp-header`` (modern, HTTP): the rules, and ``ToolHeaders``, what the listed tools ask to be
+  mirrored into ``Mcp-Param-*`` headers.
+- ``modern``: what the modern era needs without a connection: the modes, the ``_meta`` stamp (``ModernState``),
+  the ``server/discover`` probe, completing results.
+- ``versions``: the versions the client speaks (``VersionSpec``: bindings, stubs, routes, loaded on first use) and
+  the type aliases over them (``AnyClientStub``, ``AnyTool`` ...); ``errors``: the client's exceptions;
+  ``capabilities``: capability paths.
+- ``auth`` (package): OAuth 2.1 (``OAuthProvider`` for ``connect_http(url, auth=...)``; authlib loads only when it
+  is used).
+
+May import: ``jsonrpc`` (the session), ``transports`` (stdio, ``answer_guard`` and ``undeliverable`` eagerly, and the
+httpx2-free modules of ``http.client``; ``http.client.stream`` only inside ``Client.connect_http``, so that stdio
+clients do not import httpx2), ``protocol`` (result validation), the runtime's ``versions``, the standard library,
+anyio, pydantic and ``mcp_bindings``; never ``server`` (the two sides share only what is below them). This package
+re-exports the names a client author needs.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from . import client_support
+from ..versions import (
+    LATEST_LEGACY_VERSION,
+    LATEST_MODERN_VERSION,
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+)
+from . import versions
 from .auth.errors import AuthorizationError
 from .client import Client, ClientContext
-from .client_support import (
-    DEFAULT_MAX_PAGES,
-    DEFAULT_REQUEST_TIMEOUT,
-    LATEST_VERSION,
-    SUPPORTED_VERSIONS,
+from .errors import (
     CapabilityError,
     ClientError,
     InvalidResultError,
-    ListCache,
     MalformedResponseError,
     PaginationError,
     UnsupportedVersionError,
     VersionMismatchError,
 )
 from .input_required import DEFAULT_MAX_INPUT_ROUNDS, InputRequiredError
-from .modern import DEFAULT_DISCOVER_TIMEOUT, LATEST_MODERN_VERSION, MODERN_VERSIONS
+from .list_cache import ListCache
+from .modern import DEFAULT_DISCOVER_TIMEOUT
+from .settings import DEFAULT_MAX_PAGES, DEFAULT_REQUEST_TIMEOUT
 from .subscriptions import DEFAULT_MAX_PENDING, Subscription, SubscriptionLostError
 
 if TYPE_CHECKING:
-    from .client_support import AnyClientHandlers, AnyClientStub
+    from .versions import AnyClientHandlers, AnyClientStub
 else:
 
     def __getattr__(name: str) -> Any:
-        # The unions over every version's stubs, built on first use (see client_support): not on import.
+        # The unions over every version's stubs, built on first use (see versions): not on import.
         if name in ("AnyClientHandlers", "AnyClientStub"):
-            value = getattr(client_support, name)
+            value = getattr(versions, name)
             globals()[name] = value
             return value
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -56,8 +79,9 @@ __all__ = [
     "DEFAULT_MAX_PAGES",
     "DEFAULT_MAX_PENDING",
     "DEFAULT_REQUEST_TIMEOUT",
+    "LATEST_LEGACY_VERSION",
     "LATEST_MODERN_VERSION",
-    "LATEST_VERSION",
+    "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "SUPPORTED_VERSIONS",
     "AnyClientHandlers",

@@ -1,39 +1,36 @@
-"""How the client answers what the server asks of it: the requests of the handshake era (sampling, elicitation,
+"""How the client answers what the server asks of it: the requests of the legacy era (sampling, elicitation,
 roots sent as JSON-RPC requests), the input requests of an MRTR round in 2026-07-28 (the same methods, inside an
 ``InputRequiredResult``), and the server's notifications, all through one user subclass of a generated
 ``ClientHandlers``.
 
-Where it sits: in the ``client`` layer, owned by ``Client`` (which hands it the negotiated version and builds the
-``ClientContext`` handlers receive). A handler returns the result model or a plain dict; either is validated against
+Where it sits: in the ``client`` layer, a part of ``Client`` (which builds the ``ClientContext`` handlers receive);
+``connection`` asks it what to advertise, ``requests`` has it answer the input requests of a round, and the
+session's request and notification handlers reach it through ``Client``. A handler returns the result model or a plain dict; either is validated against
 the negotiated version's result model (``protocol.results.as_result``), so a handler written against the 2025-11-25
 bindings answers a 2026-07-28 server too, as long as what it returns is valid there.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from mcp_bindings import base as _base
 
 from ..jsonrpc.context import RequestContext
 from ..jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound
 from ..protocol.results import ResultValidationError, as_result
-from .client_support import (
-    MODERN,
-    VERSIONS,
-    VersionSpec,
-    merge_capabilities,
-    set_path,
-    validate_params,
-    version_of_module,
-)
+from .capabilities import merge_capabilities, set_path
+from .versions import MODERN, VERSIONS, VersionSpec, version_of_module
 
 if TYPE_CHECKING:
-    from .client_support import AnyClientHandlers
+    from .versions import AnyClientHandlers
 
-__all__ = ["HandlerDispatch"]
+__all__ = ["HandlerDispatch", "validate_params"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +42,24 @@ _INPUT_RESULTS = {
     "sampling/createMessage": "CreateMessageResult",
     "roots/list": "ListRootsResult",
 }
+
+
+_ADAPTERS: dict[int, TypeAdapter[Any]] = {}
+
+
+def validate_params(route: _base.Route, params: JSONParams) -> Any:
+    """Params of an incoming message as the route's typed model (None only when the method allows none)."""
+    if params is None and not route.params_required:
+        return None
+    if not isinstance(params, dict):
+        raise InvalidParams(f"Invalid params for {route.method}: expected an object")
+    adapter = _ADAPTERS.get(id(route.params_type))
+    if adapter is None:
+        adapter = _ADAPTERS[id(route.params_type)] = TypeAdapter(route.params_type)
+    try:
+        return adapter.validate_python(params)
+    except ValidationError as exc:
+        raise InvalidParams(f"Invalid params for {route.method}", json.loads(exc.json(include_url=False))) from exc
 
 
 def _version_of_handlers(handlers: object) -> VersionSpec:
@@ -93,7 +108,7 @@ class HandlerDispatch:
     async def answer_request(
         self, method: str, params: JSONParams, context: RequestContext, negotiated: VersionSpec | None
     ) -> dict[str, Any]:
-        """A server -> client request of the handshake era, answered by the handler of ``method``."""
+        """A server -> client request of the legacy era, answered by the handler of ``method``."""
         route = self.version.client_routes.get(method) if self.version is not None else None
         if (
             route is None
@@ -106,7 +121,7 @@ class HandlerDispatch:
         return await self._run(route, params, context, result_type)
 
     async def answer_input(self, method: str, params: Mapping[str, Any], package: Any) -> dict[str, Any]:
-        """One input request of an MRTR round, answered by the same handler as in the handshake era; raises
+        """One input request of an MRTR round, answered by the same handler as in the legacy era; raises
         ``LookupError`` when no handler answers ``method``."""
         route = self.version.client_routes.get(method) if self.version is not None else None
         if route is None or method not in self.implemented or method not in _INPUT_RESULTS:

@@ -2,7 +2,7 @@
 ``tools/call``, ``prompts/get`` or ``resources/read`` is answered by the client's handlers and the request retried
 until the server gives its complete result, within a round limit.
 
-Where it sits: in the ``client`` layer, driven by ``Client.request`` (which supplies how to answer one input request
+Where it sits: in the ``client`` layer, driven by ``requests.RequestPath`` (which supplies how to answer one input request
 with the registered ``ClientHandlers`` and how to resend the original request); works on the wire dicts, so it
 needs no generated model. Spec: basic/patterns/mrtr.mdx, "Client Requirements".
 
@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import anyio
 
-from .client_support import ClientError
+from .errors import ClientError
 
 __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",

@@ -1,8 +1,9 @@
 """The client's side of MCP 2026-07-28 (the "modern" era): no handshake, every request carries its version,
 capabilities and identity in ``_meta``, and the era of a server is found with ``server/discover``.
 
-Where it sits: in the ``client`` layer, used by ``Client`` (``client.py``), which keeps the connection; this module
-holds what needs none: the connection modes, the ``_meta`` stamp (``ModernState``), the ``server/discover`` probe
+Where it sits: in the ``client`` layer, used by ``connection`` (which negotiates the era and keeps the
+connection) and ``requests`` (which stamps and completes every modern request); this module holds what needs no
+connection: the connection modes, the ``_meta`` stamp (``ModernState``), the ``server/discover`` probe
 with its fallback rule (``probe_era``), and the completion of results (``complete_result``). Spec:
 basic/versioning.mdx, server/discover.mdx, basic/transports/stdio.mdx and streamable-http.mdx ("Backward
 Compatibility"), server/utilities/caching.mdx.
@@ -13,7 +14,7 @@ Modes, as the official SDK's ``Client(mode=...)``:
   code keeps the handshake; pass ``mode="auto"`` to prefer the modern era).
 - ``"auto"``: probe with ``server/discover`` at the newest modern version. A ``DiscoverResult`` naming a modern
   version we speak: modern. ``UnsupportedProtocolVersionError`` (-32022) naming one: probe again at it, once. One
-  naming only handshake versions, any other error, or no answer within ``discover_timeout``: a legacy server, so
+  naming only legacy versions, any other error, or no answer within ``discover_timeout``: a legacy server, so
   ``initialize``. A -32022 naming only modern versions we do not speak: ``UnsupportedVersionError``. (The rule is
   a deny-list, not keyed to one error code, as the stdio text requires.)
 - ``"2026-07-28"`` (a modern version): adopted at once, with no probe; the server's capabilities are then unknown,
@@ -24,26 +25,30 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ..jsonrpc.envelopes import JSONRPCError
-from ..protocol.versions import (
+from ..versions import (
     CLIENT_CAPABILITIES_META,
     CLIENT_INFO_META,
     HEADER_MISMATCH,
+    LATEST_MODERN_VERSION,
+    LEGACY_VERSIONS,
     LOG_LEVEL_META,
-    MODERN_PROTOCOL_VERSIONS,
+    MODERN_VERSIONS,
     PROTOCOL_VERSION_META,
     SERVER_INFO_META,
+    SUPPORTED_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .client_support import SUPPORTED_VERSIONS, UnsupportedVersionError, merge_capabilities
+from .capabilities import merge_capabilities
+from .errors import UnsupportedVersionError
 
 __all__ = [
     "CACHEABLE_METHODS",
     "DEFAULT_DISCOVER_TIMEOUT",
-    "HEADER_MISMATCH",  # protocol.versions' own, re-exported for client.py
+    "HEADER_MISMATCH",  # mcpgen_runtime.versions' own, re-exported for requests.py
     "LATEST_MODERN_VERSION",
     "MODERN_VERSIONS",
     "MODES",
@@ -55,8 +60,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MODERN_VERSIONS: Final[tuple[str, ...]] = MODERN_PROTOCOL_VERSIONS
-LATEST_MODERN_VERSION: Final = MODERN_VERSIONS[-1]
 MODES: Final = ("legacy", "auto", *MODERN_VERSIONS)
 # Seconds the auto mode waits for the server/discover answer before taking the server for a legacy one (stdio: "does
 # not respond within a reasonable timeout"); the official SDK waits 10 s too.
@@ -83,10 +86,10 @@ def complete_result(method: str, raw: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def modern_capabilities(handshake: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """What the client declares in ``_meta``: the capabilities its handlers answer, as 2026-07-28 defines them,
-    with the user's ``capabilities`` merged over them."""
-    declared = {key: value for key, value in handshake.items() if key in _MODERN_CAPABILITIES}
+def modern_capabilities(legacy: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """What the client declares in ``_meta``: the capabilities its handlers answer (``legacy``: as a legacy version
+    declares them), as 2026-07-28 defines them, with the user's ``capabilities`` merged over them."""
+    declared = {key: value for key, value in legacy.items() if key in _MODERN_CAPABILITIES}
     if isinstance(declared.get("roots"), dict):
         declared["roots"] = {key: value for key, value in declared["roots"].items() if key != "listChanged"}
     return merge_capabilities(declared, extra)
@@ -102,7 +105,6 @@ class ModernState:
     log_level: str | None = None
     discover: dict[str, Any] | None = None  # the server/discover result (None in a pinned mode)
     server_info: dict[str, Any] | None = None  # the latest `_meta` serverInfo of any result
-    tool_headers: dict[str, Any] = field(default_factory=dict)  # tool name -> tool_headers.HeaderMap
 
     def stamp(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
         """``params`` with the request ``_meta`` every modern request carries (a ``logLevel`` the caller put in
@@ -140,7 +142,7 @@ Discover = Callable[[str], Awaitable[dict[str, Any]]]
 async def probe_era(discover: Discover) -> tuple[str, dict[str, Any]] | None:
     """The auto mode's probe: ``(version, discover result)`` for a modern server, None for a legacy one (the
     caller then sends ``initialize``). Raises ``UnsupportedVersionError`` for a modern server that speaks none of
-    our modern versions and no handshake version either."""
+    our modern versions and no legacy version either."""
     version = LATEST_MODERN_VERSION
     for attempt in range(2):
         try:
@@ -157,13 +159,13 @@ async def probe_era(discover: Discover) -> tuple[str, dict[str, Any]] | None:
             if mutual and attempt == 0:
                 version = mutual[-1]  # the server named a version we speak: ask again at it, once
                 continue
-            if supported is not None and mutual == [] and not set(supported) & set(SUPPORTED_VERSIONS):
-                raise UnsupportedVersionError(supported, (*SUPPORTED_VERSIONS, *MODERN_VERSIONS)) from None
+            if supported is not None and mutual == [] and not set(supported) & set(LEGACY_VERSIONS):
+                raise UnsupportedVersionError(supported, SUPPORTED_VERSIONS) from None
             return None
         offered = raw.get("supportedVersions")
         mutual = [v for v in MODERN_VERSIONS if isinstance(offered, list) and v in offered]
         if not mutual:
-            # A server that answers discover but lists only handshake versions is a legacy one (the official SDKs
+            # A server that answers discover but lists only legacy versions is a legacy one (the official SDKs
             # fall back here too).
             return None
         return mutual[-1], raw

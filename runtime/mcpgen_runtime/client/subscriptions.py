@@ -2,8 +2,9 @@
 with ``io.modelcontextprotocol/subscriptionId`` (the request's JSON-RPC id), come out of a ``Subscription`` as the
 negotiated version's typed notification models.
 
-Where it sits: in the ``client`` layer; ``Client.listen(...)`` opens one (as an async context manager that waits for
-the server's acknowledgment), and the client's notification handler feeds it through ``Subscriptions.route``.
+Where it sits: in the ``client`` layer; ``Subscriptions`` is the part of ``Client`` that opens them
+(``Client.listen(...)``: an async context manager that waits for the server's acknowledgment, sending the listen
+request through the request path) and that the client's notification handler feeds (``Subscriptions.route``).
 Spec: basic/patterns/subscriptions.mdx.
 
 - Iterate with ``async for notification in subscription`` (or ``await subscription.next()``). The loop ends when the
@@ -21,15 +22,17 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ..jsonrpc.context import ProgressCallback
 from ..jsonrpc.envelopes import ErrorCode, JSONParams, JSONRPCError, RequestId
-from .client_support import ClientError
+from .connection import Connection
+from .errors import ClientError
 
 __all__ = ["DEFAULT_MAX_PENDING", "Subscription", "SubscriptionLostError", "Subscriptions", "open_subscription"]
 
@@ -38,7 +41,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_PENDING: Final = 1024
 SUBSCRIPTION_ID_META: Final = "io.modelcontextprotocol/subscriptionId"
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-_END: Final = object()  # what the listen request's end puts in the queue
+# (method, params, timeout, progress) -> the raw result: the request path's `call`, which stamps a modern request.
+Call = Callable[[str, dict[str, Any] | None, float | None, ProgressCallback | None], Awaitable[dict[str, Any]]]
 
 
 class SubscriptionLostError(ClientError):
@@ -118,8 +122,50 @@ class Subscription:
 class Subscriptions:
     """The client's open subscriptions, by subscription id."""
 
-    def __init__(self) -> None:
+    def __init__(self, connection: Connection, call: Call) -> None:
+        self._connection = connection
+        self._call = call
         self._open: dict[RequestId, Subscription] = {}
+
+    def listen(
+        self,
+        *,
+        tools: bool,
+        prompts: bool,
+        resources: bool,
+        resource_uris: Sequence[str],
+        ack_timeout: float | None,
+        max_pending: int,
+    ) -> AbstractAsyncContextManager[Subscription]:
+        """Open a ``subscriptions/listen`` stream (modern era) for the list changes and resource updates asked for
+        (see ``Client.listen``)."""
+        spec = self._connection.negotiated()
+        if self._connection.modern is None:
+            raise ClientError(f"subscriptions/listen needs MCP 2026-07-28; this connection speaks {spec.version}")
+        wanted: dict[str, Any] = {}
+        for key, on in (
+            ("toolsListChanged", tools),
+            ("promptsListChanged", prompts),
+            ("resourcesListChanged", resources),
+        ):
+            if on:
+                wanted[key] = True
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(resource_uris)
+
+        async def call() -> None:
+            await self._call("subscriptions/listen", {"notifications": wanted}, math.inf, None)
+
+        # The subscription id is the listen request's JSON-RPC id: the one the session gives its next request (read
+        # here, and the request is sent with no await in between, so no other request can take it first).
+        return open_subscription(
+            call,
+            self._connection.session.next_request_id,
+            spec.package,
+            self,
+            ack_timeout=ack_timeout,
+            max_pending=max_pending,
+        )
 
     def add(self, subscription: Subscription) -> None:
         self._open[subscription.id] = subscription

@@ -1,9 +1,10 @@
 """``x-mcp-header``: tool parameters a streamable HTTP client mirrors into ``Mcp-Param-{Name}`` headers (MCP
 2026-07-28, SEP-2243).
 
-Where it sits: in the ``client`` layer, used by ``Client`` when it lists tools (a tool whose annotations are invalid
-is left out of the list, as the spec requires of HTTP clients) and when it calls one over HTTP (the transport asks
-for the headers of each ``tools/call`` through ``HTTPClientStream.param_headers``). Pure functions over JSON.
+Where it sits: in the ``client`` layer. The pure functions over JSON check and read the annotations; ``ToolHeaders``
+is the part of ``Client`` that remembers them: ``lists`` has it learn them when it lists the tools (a tool whose
+annotations are invalid is left out of the list, as the spec requires of HTTP clients), and the transport asks it
+for the headers of each modern ``tools/call`` (``HTTPClientStream.param_headers``).
 
 The rules (server/tools.mdx, "x-mcp-header"; basic/transports/streamable-http.mdx, "Custom Headers"): the value is
 a non-empty RFC 9110 token, case-insensitively unique in the schema, on a property of type integer, string or
@@ -15,13 +16,19 @@ not plain ASCII; a missing or null value sends no header.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from ..transports.http.client.headers import PARAM_HEADER_PREFIX, encode_header_value
 
-__all__ = ["HeaderMap", "header_map", "invalid_x_mcp_header", "param_headers"]
+if TYPE_CHECKING:
+    from .versions import AnyTool
+
+__all__ = ["HeaderMap", "ToolHeaders", "header_map", "invalid_x_mcp_header", "param_headers"]
+
+logger = logging.getLogger(__name__)
 
 X_MCP_HEADER: Final = "x-mcp-header"
 # A property path (the chain of `properties` keys from the root) -> its header name.
@@ -125,3 +132,39 @@ def param_headers(headers: HeaderMap, arguments: Mapping[str, Any]) -> dict[str,
         if rendered is not None:
             out[f"{PARAM_HEADER_PREFIX}{name}"] = encode_header_value(rendered)
     return out
+
+
+class ToolHeaders:
+    """The ``x-mcp-header`` annotations of the tools a modern client listed, by tool name."""
+
+    def __init__(self) -> None:
+        self._by_tool: dict[str, HeaderMap] = {}
+
+    def learn(self, tools: Sequence[AnyTool]) -> list[AnyTool]:
+        """Remember the annotations of a fresh tool list; the tools with valid (or no) annotations, which are the
+        ones the list keeps."""
+        kept: list[AnyTool] = []
+        headers: dict[str, HeaderMap] = {}
+        for tool in tools:
+            schema = tool.model_dump(mode="json").get("inputSchema")
+            reason = invalid_x_mcp_header(schema)
+            if reason is not None:
+                # 2026-07-28 (server/tools.mdx): a client MUST exclude such a tool, and SHOULD say why.
+                logger.warning("leaving out tool %r: invalid x-mcp-header (%s)", tool.name, reason)
+                continue
+            headers[tool.name] = header_map(schema)
+            kept.append(tool)
+        self._by_tool = headers
+        return kept
+
+    def knows(self, name: str) -> bool:
+        return name in self._by_tool
+
+    def for_call(self, method: str, params: Mapping[str, Any]) -> Mapping[str, str]:
+        """``HTTPClientStream.param_headers``: the Mcp-Param-* headers of a modern ``tools/call``."""
+        name = params.get("name")
+        if method != "tools/call" or not isinstance(name, str):
+            return {}
+        headers = self._by_tool.get(name)
+        arguments = params.get("arguments")
+        return param_headers(headers, arguments if isinstance(arguments, Mapping) else {}) if headers else {}

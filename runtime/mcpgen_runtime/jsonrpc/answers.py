@@ -2,8 +2,8 @@
 response, message and frame, or the error it becomes when the handler fails), an outgoing one waiting for its
 answer (``Pending``), and the handlers a session has when given none.
 
-Where it sits: in the ``jsonrpc`` layer, under ``session`` (split out of it: this part needs nothing of a session's
-state but its request handler and the context it hands that handler).
+Where it sits: in the ``jsonrpc`` layer, under the session's parts (``execution``, ``outgoing``): plain pieces that
+need nothing of a session's state. Its ``TaskScope`` reads anyio's private state: a fast path (``safe_mode``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -19,6 +20,7 @@ from typing import Any, Final, Protocol
 
 import anyio
 
+from ..safe_mode import fast_path, require
 from .context import PING, RequestContext, RequestHandler
 from .envelopes import (
     ErrorCode,
@@ -89,14 +91,12 @@ class TaskScope:
     @staticmethod
     def available() -> bool:
         """Whether the running event loop is asyncio's (the only one TaskScope works on) and this anyio keeps its
-        per-task state where TaskScope can see shields; otherwise sessions use ``anyio.CancelScope`` itself, so a
-        future anyio layout costs speed, never the shield semantics."""
+        per-task state where TaskScope can see shields. Whether sessions use it is ``ANYIO_SHIELD_STATE.active``
+        too (the self-check, and safe mode): otherwise they use ``anyio.CancelScope`` itself, so a future anyio
+        layout costs speed, never the shield semantics."""
         if _ANYIO_TASK_STATES is None:
             return False
-        try:
-            return asyncio.current_task() is not None
-        except RuntimeError:
-            return False
+        return _on_asyncio()
 
     def __enter__(self) -> TaskScope:
         task = asyncio.current_task()
@@ -156,8 +156,57 @@ def _shielded(task: asyncio.Task[Any], outer: object) -> bool:
 _ANYIO_TASK_STATES: Mapping[asyncio.Task[Any], object] | None
 try:  # anyio's per-task state on asyncio (private: read only, and only to see shields; see TaskScope)
     from anyio._backends._asyncio import _task_states as _ANYIO_TASK_STATES
-except ImportError:  # pragma: no cover - another anyio layout
+except ImportError:  # another anyio layout: the self-check below fails and sessions use anyio.CancelScope
     _ANYIO_TASK_STATES = None
+
+
+def _on_asyncio() -> bool:
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no running asyncio loop (trio, or none)
+        return False
+
+
+def _check_shield_state() -> None:
+    """TaskScope's self-check: what ``_shielded`` reads of anyio's private state (``_task_states``, a scope's
+    ``_shield`` and ``_parent_scope``) sees a shield, stops at the scope it started from, and sees nothing once the
+    shield is left. In a loop of its own in a thread (once per process, a few ms): the probe enters anyio scopes,
+    which must not touch the caller's task (its scopes may be cancelled already), and asyncio.run cannot start
+    while another loop runs in this thread."""
+    require(_ANYIO_TASK_STATES is not None, "anyio._backends._asyncio._task_states is gone")
+
+    async def probe() -> None:
+        task = asyncio.current_task()
+        require(task is not None, "no asyncio task")
+        assert task is not None
+        _probe_shield_state(task)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="mcpgen-self-check") as pool:
+        pool.submit(asyncio.run, probe()).result()
+
+
+def _probe_shield_state(task: asyncio.Task[Any]) -> None:
+    outer = _anyio_scope(task)
+    require(not _shielded(task, outer), "a shield seen where none was entered")
+    with anyio.CancelScope(shield=True) as shield:
+        require(_anyio_scope(task) is shield, "the task's innermost anyio scope is not where TaskScope looks")
+        require(_shielded(task, outer), "a shielded scope is not seen as shielded")
+        with anyio.CancelScope() as inner:
+            require(_anyio_scope(task) is inner, "a nested anyio scope is not seen")
+            require(_shielded(task, outer), "a shield around a nested scope is not seen (the parent link)")
+            require(not _shielded(task, shield), "the walk does not stop at the scope it started from")
+        with anyio.CancelScope():
+            pass
+    require(_anyio_scope(task) is outer, "the task's scope after leaving the shield is not the one before")
+    with anyio.CancelScope():
+        require(not _shielded(task, outer), "an unshielded scope is seen as shielded")
+
+
+ANYIO_SHIELD_STATE: Final = fast_path(
+    "anyio-shield-state",
+    relies_on="anyio._backends._asyncio._task_states and CancelScope._shield/_parent_scope",
+    check=_check_shield_state,
+)
 
 
 class TaskDeadline:
@@ -218,11 +267,16 @@ class Primitives:
 
     @staticmethod
     def for_running_loop() -> Primitives:
-        return _ASYNCIO if TaskScope.available() else ANYIO
+        if not _on_asyncio():
+            return ANYIO
+        # TaskScope reads anyio's private state (a fast path, see safe_mode); without it anyio's own scope, which
+        # is correct in a transport's task too. TaskDeadline and asyncio.Event use public asyncio only.
+        return _ASYNCIO if ANYIO_SHIELD_STATE.active else _ASYNCIO_PUBLIC
 
 
 ANYIO: Final = Primitives(anyio.CancelScope, anyio.fail_after, anyio.Event)
 _ASYNCIO: Final = Primitives(TaskScope, TaskDeadline, asyncio.Event)
+_ASYNCIO_PUBLIC: Final = Primitives(anyio.CancelScope, TaskDeadline, asyncio.Event)
 
 
 @dataclass(slots=True)

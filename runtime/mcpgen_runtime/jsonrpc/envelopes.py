@@ -1,4 +1,4 @@
-"""JSON-RPC 2.0 envelopes and errors: the bottom of ``mcpgen_runtime`` (``jsonrpc`` layer; imports nothing of ours).
+"""JSON-RPC 2.0 envelopes and errors: the bottom of ``mcpgen_runtime`` (``jsonrpc`` layer; imports only ``safe_mode``).
 
 Where it sits: transports (``transports.stdio.ndjson``, the streamable HTTP ones) move opaque frames; this module turns one
 incoming frame into a classified message (request / notification / response / error response / batch / invalid) and
@@ -16,7 +16,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Final, TypeAlias, TypeGuard
+from typing import Any, Final, TypeAlias, TypeGuard, cast
+
+from ..safe_mode import SelfCheckFailed, fast_path, require
 
 __all__ = [
     "Batch",
@@ -205,13 +207,41 @@ def _not_serializable(value: object) -> Any:
 
 # _ENCODER's own C encoder, made once: JSONEncoder.encode builds one per call (and a dict for the circular check).
 # Arguments: markers (no circular check), default, string encoder, indent, key and item separators, sort_keys,
-# skipkeys, allow_nan. The pure-Python fallback (no C accelerator) is JSONEncoder's own.
-_C_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)  # not in the type stubs
-_encode_chunks: Final[Callable[[Any, int], Any]] = (
-    _C_MAKE_ENCODER(None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, False)
-    if _C_MAKE_ENCODER is not None
-    else lambda value, _level: _ENCODER.iterencode(value)
+# skipkeys, allow_nan. c_make_encoder is CPython's private accelerator (not in the type stubs, and its signature is
+# not promised): a fast path, checked first (safe_mode); the public path is _ENCODER.encode, which gives the same
+# text and errors.
+def _make_c_encoder() -> Callable[[Any, int], Any]:
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    require(make is not None, "json.encoder.c_make_encoder is missing (no C accelerator)")
+    return cast(
+        "Callable[[Any, int], Any]",
+        make(None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, False),
+    )
+
+
+def _check_c_encoder() -> None:
+    """The C encoder gives what the public encoder gives, for every kind of value, and the same errors."""
+    encode = _make_c_encoder()
+    sample = {
+        "s": 'é\u2028"\\\n\x00',
+        "n": [0, -1, 10**30, 2.5, -0.0, 1e300],
+        "b": [True, False, None],
+        "o": {},
+        "l": [],
+    }
+    require("".join(encode(sample, 0)) == _ENCODER.encode(sample), "its text differs from json's own")
+    for bad, error in ((object(), TypeError), (math.nan, ValueError)):
+        try:
+            "".join(encode([bad], 0))
+        except error:
+            continue
+        raise SelfCheckFailed(f"{bad!r} did not raise {error.__name__}")
+
+
+C_ENCODER: Final = fast_path(
+    "json-c-encoder", relies_on="json.encoder.c_make_encoder (CPython's private)", check=_check_c_encoder
 )
+_c_encode: Callable[[Any, int], Any] | None = None  # made on the first encode_frame with the fast path on
 
 
 def _loads(text: str) -> Any:
@@ -337,8 +367,13 @@ def encode_frame(message: Any) -> bytes:
 
     Raises ``TypeError`` / ``ValueError`` for values JSON cannot carry (the session turns that into -32603).
     """
+    global _c_encode
     try:
-        return "".join(_encode_chunks(message, 0)).encode("utf-8")
+        if C_ENCODER.active:
+            if _c_encode is None:
+                _c_encode = _make_c_encoder()
+            return "".join(_c_encode(message, 0)).encode("utf-8")
+        return _ENCODER.encode(message).encode("utf-8")
     except RecursionError:
         # Without the encoder's circular-reference check (it costs a dict per call), a cycle ends here.
         raise ValueError("Circular reference detected (or nesting too deep for JSON)") from None

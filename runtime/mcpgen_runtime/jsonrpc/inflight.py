@@ -1,7 +1,7 @@
 """How much incoming work a ``Session`` takes on at once: ``Admission``, the in-flight limit with back-pressure.
 
 Where it sits: in the ``jsonrpc`` layer, used by ``session`` (which spawns a task for every incoming request, batch
-and error answer, and asks this module first). Split out of ``session`` because it is one concern with its own
+and error answer, and asks this module first through ``work`` and ``execution``). One concern with its own
 invariants: the count of running work, the queue of work read but not started, and when reading must stop.
 
 Why queue some requests instead of simply not reading: a running handler may be waiting for the peer's answer to

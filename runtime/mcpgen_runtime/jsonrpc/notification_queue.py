@@ -1,6 +1,6 @@
 """The incoming notifications of a ``Session``, handled in order on one worker task: ``NotificationQueue``.
 
-Where it sits: in the ``jsonrpc`` layer, used by ``session`` (split out of it: one concern with its own counts).
+Where it sits: in the ``jsonrpc`` layer, used by ``session`` and ``outgoing`` (one concern with its own counts).
 The counts let a request that got its answer wait until the notifications the peer sent before that answer have
 been handled (a progress notification reaches its callback before the call returns: ``Pending.notifications_before``).
 """

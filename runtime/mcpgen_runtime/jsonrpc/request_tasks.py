@@ -1,7 +1,7 @@
 """The tasks a ``Session`` runs incoming requests in on asyncio: ``RequestTasks``.
 
-Where it sits: in the ``jsonrpc`` layer, used by ``session`` (split out of it: one concern, the life of those tasks,
-with its own invariants). On other event loops the session starts request tasks in its anyio task group instead.
+Where it sits: in the ``jsonrpc`` layer, used by ``execution`` (one concern, the life of those tasks, with its own
+invariants). On other event loops the session starts request tasks in its anyio task group instead.
 
 Why not the task group: ``TaskGroup.start_soon`` wraps every task in anyio's bookkeeping (a cancel scope, an event,
 a wrapper coroutine, a done callback that costs one more turn of the loop), which over stdio was a good part of

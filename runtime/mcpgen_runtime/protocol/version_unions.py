@@ -21,11 +21,11 @@ from typing import Any
 
 from mcp_bindings import MODULES
 
-from .versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from ..versions import SUPPORTED_VERSIONS
 
 __all__ = ["EVERY_VERSION", "VersionUnions"]
 
-EVERY_VERSION: tuple[str, ...] = (*LEGACY_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+EVERY_VERSION: tuple[str, ...] = SUPPORTED_VERSIONS
 """The versions the runtime speaks, both eras: what most unions span."""
 
 

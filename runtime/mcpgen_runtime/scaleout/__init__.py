@@ -5,11 +5,15 @@ any request, with no session affinity (see ``settings.ScaleOutSettings`` for the
 running it).
 
 Holds, bottom up: ``settings`` (the configuration, from arguments or ``MCPGEN_*`` variables), ``keys`` (every Redis
-key and channel name), ``redis_client`` (a worker's bounded pools; the check a command line runs first),
-``redis_events`` (the SSE event store on Redis streams, and following a stream another worker writes),
-``shared_session`` (a handshake-era session's state in Redis and a worker's copy of it), ``shared_app``
-(``ScaleOutHTTPApp``: the streamable HTTP endpoint of one worker), ``broadcast`` (2026-07-28 change notifications
-to every worker's listen streams) and ``supervisor`` (forking the workers of one host onto one port).
+key and channel name), ``redis_client`` (a worker's bounded pools; the check a command line runs first), the Redis
+implementations of the transport's storage interfaces (``transports.http.server.storage``): ``redis_events`` (the
+SSE event store and stream tails, on Redis streams), ``shared_session`` (``RedisSessionStore``, the legacy-era
+session records, and ``SharedSession``, what a worker's copy of a session shares), ``session_fanout`` (server-wide
+notifications to every worker's legacy-era sessions), ``directory`` (``SharedDirectory``: restoring sessions, GET
+streams from Redis, DELETE everywhere); then ``worker`` (``ScaleOut`` / ``ScaleOutWorker``: a plain
+``StreamableHTTPApp`` with that storage plugged in, the worker's heartbeat and channels; nothing here subclasses the
+transport), ``broadcast`` (2026-07-28 change notifications to every worker's listen streams) and ``supervisor``
+(forking the workers of one host onto one port).
 
 May import: ``jsonrpc``, ``transports`` and ``protocol``, the standard library, anyio and redis-py (the runtime's
 ``redis`` extra, imported nowhere else); never ``server`` or ``client``: the server layer builds a worker from these

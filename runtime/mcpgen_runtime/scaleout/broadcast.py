@@ -39,7 +39,7 @@ from redis.exceptions import RedisError
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from .session_fanout import FanoutJob, SessionFanout
+    from .session_fanout import FanoutJob, RedisSessionFanout
     from .settings import ScaleOutSettings
 
 __all__ = [
@@ -105,7 +105,7 @@ class _RedisLost(Exception):
 
 def deliver_to_listen_streams(server: RelayingServer) -> tuple[Deliver, Callable[[], Awaitable[None]]]:
     """The default ``deliver`` and ``resync`` of a worker: the ``subscriptions/listen`` streams open on ``server``'s
-    connections. (Handshake-era sessions are not reached: their notifications are the session layer's business.)"""
+    connections. (Legacy-era sessions are not reached: their notifications are the session layer's business.)"""
 
     async def deliver(capability: str, method: str, params: Mapping[str, Any] | None) -> None:
         for connection in list(server.connections):
@@ -136,7 +136,7 @@ class NotificationBroadcast:
         min_backoff: float = DEFAULT_MIN_BACKOFF,
         max_backoff: float = DEFAULT_MAX_BACKOFF,
         health_interval: float = DEFAULT_HEALTH_INTERVAL,
-        fanout: SessionFanout | None = None,
+        fanout: RedisSessionFanout | None = None,
     ) -> None:
         if max_queued < 1:
             raise ValueError("max_queued must be at least 1")
@@ -148,7 +148,7 @@ class NotificationBroadcast:
         self._timeout, self._health_interval = timeout, health_interval
         self._min_backoff, self._max_backoff = min_backoff, max_backoff
         self._max_queued = max_queued
-        # Handshake-era sessions of every worker get the notifications too (in the same script as the PUBLISH).
+        # Legacy-era sessions of every worker get the notifications too (in the same script as the PUBLISH).
         self._fanout = fanout
         self._outbox: MemoryObjectSendStream[tuple[bytes, FanoutJob | None]] | None = None
         self.published = self.received = self.dropped = 0  # counters, for tests and a curious operator
@@ -347,12 +347,12 @@ async def serve_broadcast(
     redis: Redis,
     settings: ScaleOutSettings,
     *,
-    fanout: SessionFanout | None = None,
+    fanout: RedisSessionFanout | None = None,
     task_status: Any = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Relay ``server``'s change notifications through ``redis`` until cancelled: a worker's task
     (``await task_group.start(serve_broadcast, server, redis, settings)`` gives the ``NotificationBroadcast``).
-    ``fanout``: also to the handshake-era sessions of every worker (``session_fanout``)."""
+    ``fanout``: also to the legacy-era sessions of every worker (``session_fanout``)."""
     broadcast = NotificationBroadcast(redis, settings.key_prefix, timeout=settings.redis_timeout, fanout=fanout)
     async with broadcast.running(server):
         task_status.started(broadcast)

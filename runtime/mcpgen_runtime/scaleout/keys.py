@@ -1,26 +1,18 @@
 """Where a scaled-out server keeps things in Redis: every key and channel name, in one place.
 
-Where it sits: the bottom of the ``scaleout`` package (no Redis import); docs/deploy.md and /work's plan describe the
-same layout. Every name starts with the deployment's prefix (``ScaleOutSettings.key_prefix``), so that several
+Where it sits: the bottom of the ``scaleout`` package (no Redis import; a session's stream ids come from the
+transport's ``stores``); docs/deploy.md describes the same layout. Every name starts with the deployment's prefix (``ScaleOutSettings.key_prefix``), so that several
 deployments can share one Redis.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from typing import Final
+
+# The stream ids of a session the same on every worker: "{session_stream_key}.{n}", its GET stream's "{key}.0".
+from ..transports.http.server.stores import STANDALONE_STREAM, session_stream_key
 
 __all__ = ["STANDALONE_STREAM", "KeyLayout", "session_stream_key"]
-
-# The suffix of a session's standalone (GET) stream id: "{key}.0", the same on every worker.
-STANDALONE_STREAM: Final = "0"
-
-
-def session_stream_key(session_id: str) -> str:
-    """The prefix of a session's SSE stream ids, the same on every worker (``HTTPSessionStream.key``): a
-    ``Last-Event-ID`` is replayed only to the session it belongs to."""
-    return hashlib.sha256(session_id.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """The SSE event store on Redis: every worker stores and replays the same streams, so a client resumes a stream
 with ``Last-Event-ID`` on any worker, and a worker can follow ("tail") a stream another worker writes.
 
-Where it sits: in ``scaleout``, implementing ``transports.http.server.event_store.EventStore`` for ``shared_app``. One Redis
-stream per SSE stream (``KeyLayout.events``), trimmed to ``max_events_per_stream`` entries and expiring
+Where it sits: in ``scaleout``, the Redis ``EventStore`` and ``StreamTails`` of ``transports.http.server.storage``
+(``worker`` plugs it in; ``directory`` tails with it). One Redis stream per SSE stream (``KeyLayout.events``), trimmed to ``max_events_per_stream`` entries and expiring
 ``event_ttl`` seconds after its last write (a POST's stream ``completed_stream_ttl`` seconds after its last response
 went to a live connection). An entry is a message (field ``m``, the JSON-RPC frame), with ``end``
 when it is the stream's last (its answer: the tails stop), or only ``end`` (a DELETE ends a GET stream). Event ids
@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import anyio
 import redis
 import redis.asyncio
 
+from ..transports.http.server.channel import Channel, Event
 from ..transports.http.server.event_store import Replay, StoredEvent
-from ..transports.http.server.session import Channel, Event
+from ..transports.http.server.stores import TailGoOn
 from .keys import KeyLayout
 from .settings import ScaleOutSettings
 
@@ -47,7 +47,7 @@ def split_event_id(event_id: str) -> tuple[str, str] | None:
 
 
 class RedisEventStore:
-    """``EventStore`` on Redis streams (see the module docstring). ``client`` runs commands; ``tail_client`` (its own
+    """``EventStore`` and ``StreamTails`` on Redis streams (see the module docstring). ``client`` runs commands; ``tail_client`` (its own
     pool, see ``redis_client.open_redis``) the blocking reads of ``tail``."""
 
     def __init__(
@@ -62,7 +62,7 @@ class RedisEventStore:
         self._completed_ttl = max(1, round(settings.completed_stream_ttl))
         self._block_ms = max(1, round(settings.tail_block * 1000))
         # A tail whose client takes nothing of a full queue for this long is ended (it resumes): within the claim
-        # of a GET stream (SessionRecords' get-stream TTL, 3 tail_block + 1), which is renewed between reads.
+        # of a GET stream (RedisSessionStore's get-stream TTL, 3 tail_block + 1), which is renewed between reads.
         self._stall_timeout = 2 * settings.tail_block
 
     async def _add(self, stream_id: str, fields: dict[bytes, bytes], ttl: int | None = None) -> str:
@@ -73,10 +73,17 @@ class RedisEventStore:
             entry, _ = await pipe.execute()
         return entry.decode() if isinstance(entry, bytes) else str(entry)
 
+    async def store_last(self, stream_id: str, message: bytes, *, delivered: bool) -> str:
+        """``StreamTails.store_last``: nothing will follow on the stream (its tails stop after this one);
+        ``delivered``: it goes to a live connection, so the whole stream is kept only ``completed_stream_ttl``
+        seconds from now (a client cut off right then still resumes it meanwhile)."""
+        return await self.store(stream_id, message, last=True, delivered=delivered)
+
+    def split(self, event_id: str) -> tuple[str, str] | None:
+        return split_event_id(event_id)
+
     async def store(self, stream_id: str, message: bytes | None, *, last: bool = False, delivered: bool = False) -> str:
-        """``EventStore.store``; ``last``: nothing will follow on the stream (its tails stop after this one);
-        ``delivered`` (with ``last``): it goes to a live connection, so the whole stream is kept only
-        ``completed_stream_ttl`` seconds from now (a client cut off right then still resumes it meanwhile)."""
+        """``EventStore.store``; ``last`` and ``delivered``: see ``store_last``."""
         if message is None:
             # A priming event only names the start of its stream: an id below every entry's, no round trip.
             return f"{stream_id}{_SEPARATOR}{_PRIMING_ENTRY}"
@@ -111,16 +118,14 @@ class RedisEventStore:
             return None  # (a primed stream may have nothing stored yet)
         return Replay(stream_id, events)
 
-    async def tail(
-        self, stream_id: str, after: str, channel: Channel, *, go_on: Callable[[str | None], Awaitable[bool]]
-    ) -> None:
-        """Push every event of ``stream_id`` after entry ``after`` ("0-0": from the start) into ``channel``, then
+    async def tail(self, stream_id: str, after: str | None, channel: Channel, *, go_on: TailGoOn) -> None:
+        """Push every event of ``stream_id`` after entry ``after`` (None: from the start) into ``channel``, then
         each new one as it is stored, until the stream's end marker, the channel closing, or ``go_on`` answering
         False. ``go_on(last entry read, or None)`` is awaited after each read (one that brought entries, before they
         are pushed, or one that waited ``tail_block`` in vain). The channel is closed on return; a Redis error ends the tail (the client
         resumes, on this worker or another), and so does a client that takes nothing of a full channel (its
         ``max_queued`` events) for two ``tail_block``."""
-        key, last = self._keys.events(stream_id), after
+        key, last = self._keys.events(stream_id), after or "0-0"
         try:
             while not channel.closed:
                 # Read only what the connection has room for: a slow client slows the tail, not the memory.

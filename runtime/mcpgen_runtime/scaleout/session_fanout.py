@@ -1,7 +1,8 @@
-"""Server-wide change notifications to the handshake-era sessions of every worker: ``SessionFanout``.
+"""Server-wide change notifications to the legacy-era sessions of every worker: ``RedisSessionFanout``, the Redis
+``transports.http.server.storage.SessionFanout``.
 
 Where it sits: in ``scaleout``, beside ``broadcast`` (which runs it from its publisher task) and under
-``shared_app`` (which makes it, knowing the sessions this worker holds). ``Server.notify_tools_changed`` (prompts,
+``worker`` (which makes it, knowing the sessions this worker holds through its ``directory``). ``Server.notify_tools_changed`` (prompts,
 resources list changed) and ``notify_resource_updated(uri)`` reach the sessions this worker holds a copy of through
 their connections, as with one worker (a session's own tool call gets it on its POST stream, the others on their
 GET streams, all stored in Redis). Every other live session, whichever worker serves it, gets it appended to its GET
@@ -14,27 +15,23 @@ URI, as far as their last sync knows, see ``ScaleOutSettings.session_refresh``),
 broadcast's PUBLISH run in one Lua script guarded by the notification's own id (``SET NX``): a retry after a lost
 reply does not append twice. The live sessions are the index ``KeyLayout.sessions`` (a sorted set by expiry
 deadline, bounded by ``max_sessions``); a resource update goes only to those whose subscription set holds the URI,
-a list change only when the server declares its capability (``declared``, as a handshake-era connection checks).
+a list change only when the server declares its capability (``declared``, as a legacy-era connection checks).
 The script runs in Redis for O(live sessions) steps (about 1 us each): a single Redis, not Redis Cluster.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final
 
 import redis.asyncio
 
-from ..jsonrpc.envelopes import encode_frame, notification_message
+from ..transports.http.server.stores import FanoutJob, fanout_job
 from .keys import STANDALONE_STREAM, KeyLayout, session_stream_key
 from .settings import ScaleOutSettings
 
-__all__ = ["FanoutJob", "SessionFanout"]
-
-RESOURCE_UPDATED: Final = "notifications/resources/updated"
+__all__ = ["FanoutJob", "RedisSessionFanout"]
 # How long the id of a delivered notification is remembered (a retry of it within this long appends nothing).
 _DEDUPE_TTL: Final = 300
 # KEYS[1]: the notification's dedupe key; then pairs (subscription set, GET stream's events) of each session.
@@ -54,49 +51,27 @@ return n
 """
 
 
-@dataclass(frozen=True, slots=True)
-class FanoutJob:
-    """One notification to append: made when it is raised (``prepare``), run by the publisher (``run``)."""
-
-    notification_id: str
-    frame: bytes
-    uri: str | None  # a resource update's (only subscribed sessions get it); None for a list change
-    skip: frozenset[str]  # sessions the raising worker delivered to itself
-
-
-class SessionFanout:
-    """See the module docstring. ``local_sessions``: this worker's copies by session id (``ScaleOutHTTPApp``'s
-    ``sessions``; each with ``applied_subscriptions``); ``declared(capability)``: whether the server declares it."""
+class RedisSessionFanout:
+    """See the module docstring. ``local()``: the sessions this worker holds, each with the URIs it is subscribed to
+    (``SharedDirectory.subscriptions``); ``declared(capability)``: whether the server declares it."""
 
     def __init__(
         self,
         client: redis.asyncio.Redis,
         keys: KeyLayout,
         settings: ScaleOutSettings,
-        local_sessions: Mapping[str, Any],
+        local: Callable[[], Mapping[str, Collection[str]]],
         declared: Callable[[str], bool],
     ) -> None:
-        self._redis, self._keys, self._local, self._declared = client, keys, local_sessions, declared
+        self._redis, self._keys, self._local, self._declared = client, keys, local, declared
         self._max_events, self._event_ttl = settings.max_events_per_stream, max(1, round(settings.event_ttl))
         self._script = client.register_script(_FANOUT)
         self.appended = 0  # events appended so far (for tests and a curious operator)
 
     def prepare(self, capability: str, method: str, params: Mapping[str, Any] | None) -> FanoutJob | None:
         """The job for a notification raised here (synchronous, at once: it notes which local copies had it), or
-        None when no handshake-era session is to get it."""
-        uri = (params or {}).get("uri") if method == RESOURCE_UPDATED else None
-        if method == RESOURCE_UPDATED:
-            if not isinstance(uri, str):
-                return None
-            skip = frozenset(
-                sid for sid, session in self._local.items() if uri in getattr(session, "applied_subscriptions", ())
-            )
-        elif self._declared(capability):
-            skip = frozenset(self._local)
-        else:
-            return None
-        frame = encode_frame(notification_message(method, dict(params) if params is not None else None))
-        return FanoutJob(uuid.uuid4().hex, frame, uri, skip)
+        None when no legacy-era session is to get it."""
+        return fanout_job(capability, method, params, self._local(), self._declared)
 
     async def run(self, job: FanoutJob, channel: str = "", payload: bytes = b"") -> int:
         """Append ``job`` to every other live session's GET stream and PUBLISH ``payload`` on ``channel`` (if any),

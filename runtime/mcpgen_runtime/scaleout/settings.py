@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 __all__ = ["ENVIRONMENT", "ScaleOutSettings", "SettingsError"]
 
@@ -49,7 +49,7 @@ class ScaleOutSettings:
       if any, else a random key the workers keep in Redis (``KeyLayout.request_state_key``, made by the first
       worker), so anyone who can read that Redis can mint tokens; set one (from a secret store) to keep it out.
     - ``key_prefix`` ("mcpgen"): the prefix of every Redis key and channel, so deployments can share one Redis.
-    - ``session_ttl`` (1800, the official SDK's idle timeout): a handshake-era session idle this long expires in
+    - ``session_ttl`` (1800, the official SDK's idle timeout): a legacy-era session idle this long expires in
       Redis (its keys carry the TTL, refreshed on use), and its id then answers 404 on every worker.
     - ``event_ttl`` (600): how long a stored SSE event can be resumed with ``Last-Event-ID``.
     - ``max_events_per_stream`` (1000): the events kept per SSE stream (oldest dropped first).
@@ -62,7 +62,7 @@ class ScaleOutSettings:
       refused with 503.
     - ``tail_block`` (1): how long one read of a tailed stream waits for new events before it checks that the
       session (or the worker that writes the stream) is still there.
-    - ``max_sessions`` (10000): handshake-era sessions alive in Redis over all workers; one more ``initialize`` is
+    - ``max_sessions`` (10000): legacy-era sessions alive in Redis over all workers; one more ``initialize`` is
       refused with 503 (each worker also keeps at most ``StreamableHTTPApp``'s ``max_sessions`` in memory, dropping
       idle local copies first).
     - ``session_refresh`` (5): how long a worker serves a session from its own copy without asking Redis, the
@@ -125,7 +125,9 @@ class ScaleOutSettings:
         return bool(self.redis_url)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ScaleOutSettings:
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, **overrides: Unpack[SettingsOverrides]
+    ) -> ScaleOutSettings:
         """Settings from ``environ`` (default ``os.environ``), then ``overrides`` (those that are not None) on top."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -136,7 +138,10 @@ class ScaleOutSettings:
                 continue
             values[name] = _convert(name, variable, raw, str(types[name]))
         settings = cls(**values)
-        chosen = {name: value for name, value in overrides.items() if value is not None}
+        unknown = sorted(set(overrides) - set(ENVIRONMENT))
+        if unknown:  # a misspelt keyword: name it (mypy catches it first, through SettingsOverrides)
+            raise TypeError(f"ScaleOutSettings.from_env() got unexpected keyword arguments: {', '.join(unknown)}")
+        chosen: dict[str, Any] = {name: value for name, value in overrides.items() if value is not None}
         return replace(settings, **chosen) if chosen else settings
 
     def environment(self) -> dict[str, str]:
@@ -161,3 +166,23 @@ def _convert(name: str, variable: str, raw: str, annotation: str) -> Any:
     if annotation.startswith("bytes"):
         return raw.encode("latin-1") if raw.isascii() else raw.encode()
     return raw
+
+
+class SettingsOverrides(TypedDict, total=False):
+    """What ``ScaleOutSettings.from_env`` may override (None: keep the environment's value or the default)."""
+
+    redis_url: str | None
+    workers: int | None
+    request_state_key: bytes | None
+    key_prefix: str | None
+    session_ttl: float | None
+    event_ttl: float | None
+    max_events_per_stream: int | None
+    redis_timeout: float | None
+    max_redis_connections: int | None
+    max_stream_tails: int | None
+    tail_block: float | None
+    max_sessions: int | None
+    session_refresh: float | None
+    completed_stream_ttl: float | None
+    max_queued_events: int | None

@@ -1,17 +1,18 @@
-"""A handshake-era session shared by every worker: its state in Redis (``SessionRecords``) and this worker's copy of
-it (``SharedSessionStream``).
+"""A legacy-era session shared by every worker: its record in Redis (``RedisSessionStore``, the Redis
+``transports.http.server.storage.SessionStore``) and what this worker's copy of it shares (``SharedSession``, the
+``storage.SessionMirror`` of an ``HTTPSessionStream``: composed into the stream, no subclass of it).
 
-Where it sits: in ``scaleout``, under ``shared_app`` (which creates, restores and ends the copies). A session's
+Where it sits: in ``scaleout``, under ``directory`` (which creates, restores and ends the copies). A session's
 state is what its requests built: the client's ``initialize`` (version, client info and capabilities), its
 ``logging/setLevel`` and its ``resources/subscribe`` / ``unsubscribe``. Those requests are written through to Redis
 when they succeed (before their answer leaves), and a worker that gets a request for a session it does not hold
-restores it by replaying them into a fresh connection (``SharedSessionStream.restore``; the connection handler never
-learns the difference, and the replayed requests' answers go nowhere). Before each request a copy brings its log
+restores it by replaying them into a fresh connection (``SharedSession.restore``; the connection handler never
+learns the difference, and the replayed requests' answers go nowhere). Before a request a stale copy brings its log
 level and subscriptions up to date (``sync``), with the same requests.
 
 Server->client requests (sampling, elicitation, roots) carry ids ``"{worker}:{n}"`` on the wire, so that ids sent
 by different workers for one session never collide and a worker that receives the client's answer knows whose it
-is: its own go to its connection, others' are published on that worker's channel (``shared_app`` delivers them).
+is: its own go to its connection, others' are published on that worker's channel (``worker`` delivers them).
 """
 
 from __future__ import annotations
@@ -21,19 +22,18 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
 import redis.asyncio
 
 from ..jsonrpc.envelopes import ErrorCode, Request, RequestId, encode_frame, is_request_id
-from ..transports.http.server.session import HTTPSessionStream, ResponseStream
-from .keys import KeyLayout, session_stream_key
-from .redis_events import RedisEventStore
+from ..transports.http.server.session import HTTPSessionStream
+from ..transports.http.server.stores import STATE_METHODS, SessionRecord
+from .keys import KeyLayout
 from .settings import ScaleOutSettings
 
-__all__ = ["SESSION_ENDED", "STATE_CHANGED", "SessionRecords", "SessionState", "SharedSessionStream"]
+__all__ = ["ALL_WORKERS", "SESSION_ENDED", "STATE_CHANGED", "Forward", "RedisSessionStore", "SharedSession"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ _DELETE_IF_HELD: Final = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 )
 # The requests whose success changes a session's state: written through to Redis, replayed on restore.
-WRITE_METHODS: Final = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+WRITE_METHODS: Final = STATE_METHODS
 _INTERNAL_PREFIX: Final = "mcpgen-restore-"
 MAX_PENDING_WRITES: Final = 256  # state-changing requests of one session awaiting their answer
 # Frames on every worker's channel (``ALL_WORKERS``) about a session's copies rather than for its connection: its
@@ -54,23 +54,22 @@ STATE_CHANGED: Final = b"!changed"
 SESSION_ENDED: Final = b"!ended"
 
 
-@dataclass(frozen=True, slots=True)
-class SessionState:
-    """What Redis holds of one session."""
-
-    version: str
-    init: bytes  # the client's initialize request, as it sent it
-    owner: str | None
-    level: str | None
-    subscriptions: frozenset[str]
-
-
 def _text(value: Any) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
-class SessionRecords:
-    """The sessions' keys in Redis (``KeyLayout``): every command a worker runs on them, each one round trip."""
+def _record(fields: Any, subscriptions: Any) -> SessionRecord | None:
+    version, init = _text(fields.get(b"version")), fields.get(b"init")
+    if version is None or init is None:
+        return None
+    owner, level = _text(fields.get(b"owner")), _text(fields.get(b"level"))
+    return SessionRecord(version, init, owner, level, frozenset(str(_text(uri)) for uri in subscriptions))
+
+
+class RedisSessionStore:
+    """``SessionStore`` on Redis (``KeyLayout``: a hash and a subscription set per session, an index of the live
+    ones by expiry for the ``max_sessions`` bound), and the claims on GET streams: every command a worker runs on
+    them, each one round trip."""
 
     def __init__(self, client: redis.asyncio.Redis, keys: KeyLayout, settings: ScaleOutSettings) -> None:
         self._redis, self._keys = client, keys
@@ -79,7 +78,7 @@ class SessionRecords:
         # A GET stream whose worker died keeps its claim this long (a resumed GET takes it over at once).
         self._get_ttl = max(2, round(3 * settings.tail_block + 1))
 
-    async def save(self, session_id: str, version: str, init: bytes, owner: str | None) -> bool:
+    async def save(self, session_id: str, record: SessionRecord) -> bool:
         """A new session; False (nothing kept) when ``max_sessions`` are alive already."""
         now = time.time()
         async with self._redis.pipeline(transaction=False) as pipe:
@@ -89,38 +88,48 @@ class SessionRecords:
         if alive >= self._max_sessions:
             return False
         key = self._keys.session(session_id)
-        fields: dict[str, str | bytes] = {"version": version, "init": init}
-        if owner is not None:
-            fields["owner"] = owner
+        fields: dict[str, str | bytes] = {"version": record.version, "init": record.init}
+        if record.owner is not None:
+            fields["owner"] = record.owner
+        if record.level is not None:
+            fields["level"] = record.level
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.hset(key, mapping=fields)  # type: ignore[arg-type]
             pipe.expire(key, self._ttl)
             pipe.zadd(self._keys.sessions, {session_id: now + self._ttl})
+            if record.subscriptions:
+                pipe.sadd(self._keys.subscriptions(session_id), *record.subscriptions)
+                pipe.expire(self._keys.subscriptions(session_id), self._ttl)
             await pipe.execute()
         return True
 
-    async def load(self, session_id: str) -> SessionState | None:
+    async def load(self, session_id: str) -> SessionRecord | None:
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(self._keys.session(session_id))
             pipe.smembers(self._keys.subscriptions(session_id))
             fields, subscriptions = await pipe.execute()
-        version, init = _text(fields.get(b"version")), fields.get(b"init")
-        if version is None or init is None:
-            return None
-        owner, level = _text(fields.get(b"owner")), _text(fields.get(b"level"))
-        return SessionState(version, init, owner, level, frozenset(map(_text, subscriptions)))  # type: ignore[arg-type]
+        return _record(fields, subscriptions)
 
-    async def touch(self, session_id: str) -> tuple[bool, str | None, frozenset[str]]:
-        """(alive, log level, subscriptions): the session's TTL refreshed (it was used) and its current state."""
+    async def touch(self, session_id: str) -> SessionRecord | None:
+        """The record, its TTL refreshed (it was used); None when it has ended or expired."""
         key, subscriptions = self._keys.session(session_id), self._keys.subscriptions(session_id)
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.expire(key, self._ttl)
             pipe.expire(subscriptions, self._ttl)
             pipe.zadd(self._keys.sessions, {session_id: time.time() + self._ttl}, xx=True)
-            pipe.hget(key, "level")
+            pipe.hgetall(key)
             pipe.smembers(subscriptions)
-            alive, _, _, level, uris = await pipe.execute()
-        return bool(alive), _text(level), frozenset(map(_text, uris))  # type: ignore[arg-type]
+            alive, _, _, fields, uris = await pipe.execute()
+        if not alive:
+            # The ZADD XX gave the gone session a deadline again: it must not count against max_sessions.
+            await self._redis.zrem(self._keys.sessions, session_id)
+            return None
+        return _record(fields, uris)
+
+    async def live(self) -> list[str]:
+        await self._redis.zremrangebyscore(self._keys.sessions, "-inf", time.time())
+        members = await self._redis.zrange(self._keys.sessions, 0, -1)
+        return [member.decode() if isinstance(member, bytes) else str(member) for member in members]
 
     async def write(self, session_id: str, method: str, params: Any) -> None:
         """The state change of a successful ``WRITE_METHODS`` request."""
@@ -181,15 +190,16 @@ Forward = Callable[[str, str, bytes], Awaitable[None]]
 ALL_WORKERS: Final = "*"
 
 
-class SharedSessionStream(HTTPSessionStream):
-    """This worker's copy of a shared session (see the module docstring): an ``HTTPSessionStream`` whose stream ids
-    are the same on every worker, whose GET stream lives only in the event store (no backlog here: ``shared_app``
-    serves GET streams from Redis), and which translates server->client request ids and writes state through."""
+class SharedSession:
+    """What this worker's copy of a shared session shares (see the module docstring): the ``SessionMirror`` of
+    ``session`` (whose stream ids are the same on every worker and whose GET stream lives only in the event store:
+    ``directory`` lays it out so). It translates server->client request ids and writes state through."""
 
     def __init__(
-        self, session_id: str, *, worker: str, records: SessionRecords, forward: Forward, **options: Any
+        self, session: HTTPSessionStream, *, worker: str, records: RedisSessionStore, forward: Forward
     ) -> None:
-        super().__init__(session_id, key=session_stream_key(session_id), stream_tag=f"{worker}-", backlog=0, **options)
+        self.session = session
+        self.session_id = session.session_id
         self.worker, self._records, self._forward = worker, records, forward
         self.applied_level: str | None = None
         self.applied_subscriptions: frozenset[str] = frozenset()
@@ -200,20 +210,19 @@ class SharedSessionStream(HTTPSessionStream):
         self._writes: dict[RequestId, tuple[str, Any]] = {}  # client requests that change the state, by id
         self._internal: dict[str, list[Any]] = {}  # replayed request id -> [anyio.Event, answer]
         self._internal_count = 0
-        self._last_of: set[str] = set()  # streams whose next stored event is their last
 
     # -- restoring and syncing ---------------------------------------------------------------------------------
 
-    async def restore(self, state: SessionState) -> None:
-        """Bring the fresh connection behind this stream to ``state``: its initialize, then its level and
-        subscriptions. Bound the wait with a cancel scope (``shared_app`` does)."""
+    async def restore(self, state: SessionRecord) -> None:
+        """Bring the fresh connection behind the session to ``state``: its initialize, then its level and
+        subscriptions. Bound the wait with a cancel scope (``directory`` does)."""
         init = json.loads(state.init)
         answer = await self._internal_request(init.get("method", "initialize"), init.get("params"))
         if "result" not in answer:
             raise RuntimeError(f"session {self.session_id}: its initialize failed when replayed: {answer.get('error')}")
-        self.protocol_version = state.version
+        self.session.protocol_version = state.version
         self._init_frame = state.init
-        await super().deliver(encode_frame({"jsonrpc": "2.0", "method": "notifications/initialized"}), None)
+        await self.session.inject(encode_frame({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         await self.sync(state.level, state.subscriptions)
 
     async def sync(self, level: str | None, subscriptions: frozenset[str]) -> None:
@@ -237,7 +246,7 @@ class SharedSessionStream(HTTPSessionStream):
         if params is not None:
             message["params"] = params
         try:
-            await super().deliver(encode_frame(message), None)
+            await self.session.inject(encode_frame(message))
             await waiter[0].wait()
         finally:
             self._internal.pop(request_id, None)
@@ -248,19 +257,14 @@ class SharedSessionStream(HTTPSessionStream):
 
     # -- incoming ------------------------------------------------------------------------------------------------
 
-    async def deliver(
-        self, body: bytes, stream: ResponseStream | None, request: Request | None = None, *, inline: bool = False
-    ) -> None:
+    async def incoming(self, body: bytes, request: Request | None) -> bytes | None:
         if request is not None:
             if request.method in WRITE_METHODS:
                 self._note_write(request.id, request.method, request.params)
-            await super().deliver(body, stream, request, inline=inline)
-            return
-        if self.initialize_id is not None and self._init_frame is None:
-            self._init_frame = body  # the initialize POST (shared_app saves it with the answer)
-        translated = await self._incoming(body)
-        if translated is not None:
-            await super().deliver(translated, stream, None, inline=inline)
+            return body
+        if self.session.initialize_id is not None and self._init_frame is None:
+            self._init_frame = body  # the initialize POST (saved with its answer, see _answered)
+        return await self._translate(body)
 
     def _note_write(self, request_id: RequestId, method: str, params: Any) -> None:
         # Bounded: a request cancelled before its answer never comes back through send_message.
@@ -273,10 +277,10 @@ class SharedSessionStream(HTTPSessionStream):
         that is."""
         params = notification.get("params")
         request_id = params.get("requestId") if isinstance(params, dict) else None
-        if is_request_id(request_id) and request_id not in self.by_id:
+        if is_request_id(request_id) and request_id not in self.session.by_id:
             await self._forward(ALL_WORKERS, self.session_id, encode_frame(notification))
 
-    async def _incoming(self, body: bytes) -> bytes | None:
+    async def _translate(self, body: bytes) -> bytes | None:
         """``body`` with the client's answers to this worker's requests given back their local ids, and those to
         another worker's forwarded there (None: nothing left to deliver)."""
         try:
@@ -314,25 +318,7 @@ class SharedSessionStream(HTTPSessionStream):
 
     # -- outgoing ------------------------------------------------------------------------------------------------
 
-    async def _answer(self, stream: ResponseStream, request_id: RequestId | None, frame: bytes) -> None:
-        if request_id is None or stream.unanswered <= {request_id}:
-            self._last_of.add(stream.stream_id)  # the stream's last event: stored with its end (see _store)
-        try:
-            await super()._answer(stream, request_id, frame)
-        finally:
-            self._last_of.discard(stream.stream_id)
-
-    async def _store(self, stream: ResponseStream, frame: bytes | None) -> str | None:
-        if frame is None or stream.stream_id not in self._last_of or not isinstance(self.event_store, RedisEventStore):
-            return await super()._store(stream, frame)
-        self._last_of.discard(stream.stream_id)
-        try:
-            return await self.event_store.store(stream.stream_id, frame, last=True, delivered=stream.connected)
-        except Exception:
-            logger.exception("the event store failed; event sent without an id (not resumable)")
-            return None
-
-    async def send_message(self, frame: bytes, message: Any) -> None:
+    async def outgoing(self, frame: bytes, message: Any) -> tuple[bytes, Any] | None:
         if isinstance(message, dict):
             if "method" in message:
                 if "id" in message:  # a request to the client: its wire id names this worker
@@ -344,14 +330,14 @@ class SharedSessionStream(HTTPSessionStream):
             else:
                 outcome = await self._answered(message)
                 if outcome is None:
-                    return
+                    return None
                 if outcome is not message:
                     message, frame = outcome, encode_frame(outcome)
         elif isinstance(message, list):
             for item in message:
                 if isinstance(item, dict) and "method" not in item:
                     await self._answered(item)
-        await super().send_message(frame, message)
+        return frame, message
 
     def _cancelled_on_the_wire(self, message: dict[str, Any]) -> dict[str, Any]:
         params = message.get("params")
@@ -369,11 +355,11 @@ class SharedSessionStream(HTTPSessionStream):
                 waiter[1] = answer
                 waiter[0].set()
             return None
-        if request_id == self.initialize_id and "result" in answer and self._init_frame is not None:
+        if request_id == self.session.initialize_id and "result" in answer and self._init_frame is not None:
             result = answer["result"]
             version = result.get("protocolVersion") if isinstance(result, dict) else None
             if not isinstance(version, str) or not await self._records.save(
-                self.session_id, version, self._init_frame, self.owner
+                self.session_id, SessionRecord(version, self._init_frame, self.session.owner)
             ):
                 logger.warning("session %s refused: the shared store holds its limit of sessions", self.session_id)
                 message = "Service Unavailable: too many sessions"

@@ -1,31 +1,32 @@
 """The typed MCP server side: ``Server`` and everything between its decorators and the JSON-RPC session.
 
-Holds, bottom up: ``errors``, ``caching`` (``CacheHint``) and ``request_state`` (the signed MRTR state); ``mrtr``
-(input rounds behind ``Context.elicit`` / ``sample`` / ``list_roots`` in the modern era); ``context`` (``Context``,
-what a registered function can do for its request; the ``ConnectionView`` it needs of a connection); ``authoring``
-(functions -> tool, resource, template, prompt and completion definitions); ``registry`` (``Registry``: what a
-server serves, and the decorators that fill it); ``tool_headers`` (``Mcp-Param-*`` checks); ``handlers`` (the MCP
-request handlers, written once for every version; the ``HandledConnection`` they need); ``dispatch`` (what both
-eras' dispatch shares); ``subscriptions`` (``subscriptions/listen``); ``modern`` (``ModernRequest``: one request of
-the 2026-07-28 era); ``connection`` (``ServerConnection``: one client, both eras, version negotiation, dispatch) and
-``server`` (``Server``: a registry that serves its connections over stdio or streamable HTTP). Beside them:
-``lifespan`` (the shared state started once per run, below ``context``), ``elicitation`` (typed elicitation
-outcomes, below ``context``) and ``middleware`` (``IncomingRequest``, the chain ``connection`` runs; above
-``context``).
+Subpackages and modules, in dependency order (each may import the ones before it, never the ones after):
+- ``auth/``: bearer-token protection of the HTTP endpoint (``BearerAuth``, JWT and introspection verifiers).
+- ``authoring/``: what an author writes against: ``Registry`` and its decorators, the definitions built from
+  functions, ``Context``, middleware, lifespan, caching hints and the errors a function raises.
+- ``dispatch/``: how one request is handled in either era: the legacy ``ServerConnection`` (one ``Session`` per
+  stream), the modern one-call ``serve_modern``, the shared pipeline (middleware -> handler table -> answer), input
+  rounds, subscriptions.
+- ``hosting/``: how a server process runs (logging, Host checks, ``run_http`` / ``run_stdio``) and its endpoint
+  mounted in another ASGI app (``MCPApp``, ``mount_mcp``).
+- ``server``: ``Server``, a registry that serves: its connections over stdio or streamable HTTP, the modern HTTP
+  requests as one call (``serve_modern``), change notifications.
+- ``runner``: ``python -m mcpgen_runtime.server.runner TARGET``, and ``create_app`` for an ASGI server's workers.
 
-May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``http_session``, which needs neither starlette
-nor uvicorn, eagerly; ``http_server`` only inside ``Server.serve_http``, so that stdio servers do not import
-starlette and uvicorn), ``protocol`` (result validation), ``scaleout`` (only inside ``Server.serve_http`` and
-``run_options``, and only with a Redis URL: many workers sharing sessions, events and notifications through Redis), the standard library, anyio, pydantic and ``mcp_bindings``; never ``client`` (the two sides share only
-what is below them). The list above is the dependency order inside the layer.
+May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``transports.http.server.session``, which needs
+neither starlette nor uvicorn, eagerly; the rest of the HTTP server only inside ``Server.serve_http`` and
+``hosting.asgi``, so that stdio servers do not import starlette and uvicorn), ``protocol`` (result validation),
+``versions``, ``scaleout`` (only inside ``Server.serve_http`` and ``hosting.options``, and only with a Redis URL:
+many workers sharing sessions, events and notifications through Redis), the standard library, anyio, pydantic and
+``mcp_bindings``; never ``client`` (the two sides share only what is below them).
 This package re-exports the names a server author needs.
 """
 
 from typing import TYPE_CHECKING, Any
 
+from ..versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .authoring import context
 from .authoring.caching import DEFAULT_CACHE_HINTS, CacheHint, CacheScope
-from .dispatch.connection import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerConnection
 from .authoring.context import LOG_LEVELS, CapabilityError, Context, InvalidClientResultError
 from .authoring.elicitation import Accepted, Cancelled, Declined, ElicitOutcome
 from .authoring.errors import (
@@ -38,8 +39,9 @@ from .authoring.errors import (
 )
 from .authoring.lifespan import Lifespan, LifespanError
 from .authoring.middleware import CallNext, IncomingRequest, Middleware
-from .dispatch.input_rounds import InputRequired
 from .authoring.registry import Registry
+from .dispatch.connection import ServerConnection
+from .dispatch.input_rounds import InputRequired
 from .dispatch.request_state import InvalidRequestStateError, RequestStateCodec
 from .server import Server
 
@@ -58,9 +60,11 @@ else:
 
 __all__ = [
     "DEFAULT_CACHE_HINTS",
-    "LATEST_PROTOCOL_VERSION",
+    "LATEST_LEGACY_VERSION",
+    "LEGACY_VERSIONS",
     "LOG_LEVELS",
-    "SUPPORTED_PROTOCOL_VERSIONS",
+    "MODERN_VERSIONS",
+    "SUPPORTED_VERSIONS",
     "Accepted",
     "AnyCreateMessageResult",
     "AnyElicitResult",

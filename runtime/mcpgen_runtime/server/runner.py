@@ -233,7 +233,7 @@ def create_app() -> Any:
     The endpoint is ``/mcp``; the server's lifespan runs inside the app's (uvicorn's ``lifespan="on"``, its default
     ``auto`` too)."""
     from ..scaleout.settings import ScaleOutSettings, SettingsError
-    from ..scaleout.shared_app import ScaleOutHTTPApp
+    from ..scaleout.worker import ScaleOut, ScaleOutWorker
     from .hosting.options import allowed_hosts_for
 
     target = os.environ.get("MCPGEN_TARGET")
@@ -245,15 +245,12 @@ def create_app() -> Any:
     server = load_server(target)
     extra = [name for name in os.environ.get("MCPGEN_ALLOWED_HOSTS", "").split(",") if name.strip()]
 
-    async def start_worker(app: Any) -> None:
-        await start_scaled_worker(server, app, settings)
+    async def start_worker(worker: ScaleOutWorker) -> None:
+        await start_scaled_worker(server, worker, settings)
 
-    return ScaleOutHTTPApp(
-        server.serve_stream,
-        scale_out=settings,
-        around=server.running,
-        on_started=[start_worker],
-        allowed_hosts=allowed_hosts_for("", extra),
+    app_factory = ScaleOut(settings, around=server.running, on_started=[start_worker])
+    return app_factory(
+        server.serve_stream, modern_handler=server.serve_modern, allowed_hosts=allowed_hosts_for("", extra)
     )
 
 

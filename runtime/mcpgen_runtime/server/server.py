@@ -22,19 +22,26 @@ import anyio
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
 from ..transports.stdio.ndjson import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
-from .hosting import options as run_options
 from .authoring.caching import CacheHint
-from .dispatch.connection import ServerConnection
-from .dispatch.bindings import declared
 from .authoring.lifespan import Lifespan, LifespanRunner, StateT
 from .authoring.middleware import Middleware
 from .authoring.registry import Registry
+from .dispatch.connection import ServerConnection
+from .dispatch.generated import declared
+from .dispatch.modern import ExchangeIO, ModernServing, answer_http
 from .dispatch.request_state import DEFAULT_MAX_REQUEST_STATE_BYTES, DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
-from .hosting.options import DEFAULT_LOG_LEVEL
-from .dispatch.subscriptions import NotificationRelay
+from .dispatch.subscriptions import Audience, NotificationRelay
+from .hosting import options as run_options
+from .hosting.options import DEFAULT_LOG_LEVEL, check_http_options
 
 if TYPE_CHECKING:
-    from .hosting.asgi import MCPApp
+    from typing_extensions import Unpack
+
+    from ..jsonrpc.envelopes import Request
+    from ..scaleout.settings import ScaleOutSettings
+    from ..scaleout.worker import ScaleOutWorker
+    from .hosting.asgi import MCPApp, MountOptions
+    from .hosting.options import HTTPServingOptions
 
 __all__ = ["Server", "start_scaled_worker"]
 
@@ -80,7 +87,8 @@ class Server(Registry, Generic[StateT]):
             request_state_key, ttl=request_state_ttl, max_bytes=max_request_state_bytes
         )
         self.request_state_key_given = request_state_key is not None  # (else a scaled-out worker shares one)
-        self.connections: set[ServerConnection] = set()  # the live ones, for change notifications
+        # Who change notifications reach: the live connections, and the modern HTTP listen requests.
+        self.connections: set[Audience] = set()
         # Set by scaleout.broadcast: change notifications raised here reach the other workers' listen streams.
         self.relay: NotificationRelay | None = None
         self.middleware_stack: list[Middleware] = []  # wrapped around every request, the first outermost
@@ -171,6 +179,14 @@ class Server(Registry, Generic[StateT]):
             finally:
                 self.connections.discard(connection)
 
+    async def serve_modern(self, request: Request, call: ExchangeIO) -> tuple[dict[str, Any], bytes]:
+        """Serve one modern request over streamable HTTP, as one call (the transport's ``ModernHandler``): in the
+        caller's task, inside this server's run, through the middleware to the handler table; the JSON-RPC response
+        as (message, frame). No ``Session`` or ``ServerConnection`` is made for it (``dispatch.modern``)."""
+        async with self.running() as state:
+            serving = ModernServing(self, self.middleware_stack, state, self.request_states)
+            return await answer_http(serving, request, call, self.connections)
+
     async def serve_stdio(
         self,
         *,
@@ -187,35 +203,53 @@ class Server(Registry, Generic[StateT]):
             )
 
     async def serve_http(
-        self, host: str = "127.0.0.1", port: int = 8000, *, task_status: Any = anyio.TASK_STATUS_IGNORED, **options: Any
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        task_status: Any = anyio.TASK_STATUS_IGNORED,
+        scale_out: ScaleOutSettings | None = None,
+        **options: Unpack[HTTPServingOptions],
     ) -> None:
         """Serve over streamable HTTP at http://host:port/mcp until cancelled; each HTTP session gets its own
-        connection. Binds to 127.0.0.1 unless told otherwise. ``options`` (limits, timeouts, resumability): see
-        ``transports.http.server.app.StreamableHTTPApp``; its per-session in-flight and batch limits also bound each
-        connection's own session. ``auth`` (None): a ``server.auth.BearerAuth`` that protects the endpoint with
-        bearer tokens (bound to this server's tool scopes), or any ``transports.http.server.auth.HTTPAuthenticator``.
+        connection, each modern request is one call of ``serve_modern``. Binds to 127.0.0.1 unless told otherwise.
+        ``options`` (limits, timeouts, resumability): see ``transports.http.server.app.StreamableHTTPApp``; its
+        per-session in-flight and batch limits also bound each connection's own session; ``shutdown_timeout`` and
+        ``reuse_port``: see ``transports.http.server.app.run_http``. A misspelt option is a TypeError naming it.
+        ``auth`` (None): a ``server.auth.BearerAuth`` that protects the endpoint with bearer tokens (bound to this
+        server's tool scopes), or any ``transports.http.server.auth.HTTPAuthenticator``.
         ``scale_out`` (None): a ``scaleout.ScaleOutSettings`` with a Redis URL makes this process one worker of a
-        scaled-out server (``scaleout.shared_app.ScaleOutHTTPApp``: sessions, SSE events and answers shared through
-        Redis; its ``request_state_key``, or one the workers share in Redis, replaces this server's); ``reuse_port``:
-        other processes listen on the same port (``run_http(workers=N)`` starts them)."""
-        from ..transports.http.server.app import run_http  # only HTTP servers need starlette and uvicorn
+        scaled-out server (``scaleout.worker.ScaleOut``: sessions, SSE events and answers shared through Redis; its
+        ``request_state_key``, or one the workers share in Redis, replaces this server's); ``reuse_port``: other
+        processes listen on the same port (``run_http(workers=N)`` starts them)."""
+        from ..transports.http.server.app import AppFactory, run_http  # only HTTP servers need starlette, uvicorn
 
-        scale_out = options.pop("scale_out", None)
+        check_http_options(options, "serve_http")
+        app_factory: AppFactory | None = None
         if scale_out is not None and scale_out.shared:
-            from ..scaleout.shared_app import ScaleOutHTTPApp  # only scaled-out servers need redis
+            from ..scaleout.worker import ScaleOut  # only scaled-out servers need redis
 
-            async def start_worker(app: Any) -> None:
-                await start_scaled_worker(self, app, scale_out)
+            settings = scale_out
 
-            options = {**options, "app_class": ScaleOutHTTPApp, "scale_out": scale_out, "on_started": [start_worker]}
-        limits = {
-            "max_requests_in_flight": options.get("max_requests_in_flight", DEFAULT_MAX_REQUESTS_IN_FLIGHT),
-            "max_batch_size": options.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE),
-        }
-        options = self.http_auth_options(options)
+            async def start_worker(worker: ScaleOutWorker) -> None:
+                await start_scaled_worker(self, worker, settings)
+
+            app_factory = ScaleOut(settings, on_started=[start_worker])
+        serve_stream = functools.partial(
+            self.serve_stream,
+            max_requests_in_flight=options.get("max_requests_in_flight", DEFAULT_MAX_REQUESTS_IN_FLIGHT),
+            max_batch_size=options.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE),
+        )
+        bound = self.http_auth_options(dict(options))
         async with self.running():  # before the port is bound: one lifespan for every session, joined by each
             await run_http(
-                functools.partial(self.serve_stream, **limits), host, port, task_status=task_status, **options
+                serve_stream,
+                host,
+                port,
+                app_factory=app_factory,
+                modern_handler=self.serve_modern,
+                task_status=task_status,
+                **bound,
             )
 
     def http_auth_options(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -234,35 +268,51 @@ class Server(Registry, Generic[StateT]):
         log_level: str | int | None = DEFAULT_LOG_LEVEL,
         workers: int | None = None,
         redis: str | None = None,
-        **options: Any,
+        scale_out: ScaleOutSettings | None = None,
+        **options: Unpack[HTTPServingOptions],
     ) -> None:
         """Blocking form of ``serve_http``: configures logging (stderr, ``log_level``), prints the URL it listens on,
         and lets the allowed Host/Origin list follow ``host`` (see ``run_options.http_options``).
 
         ``workers`` (1) processes serve the port, sharing sessions through the Redis at ``redis`` (a URL; needed
         for more than one worker); both default to the environment (``MCPGEN_WORKERS``, ``MCPGEN_REDIS_URL``, and
-        the other settings of ``scaleout.ScaleOutSettings``). Bad settings or an unreachable Redis: one error line
-        on stderr and exit code 2."""
-        run_options.run_http(self, host, port, log_level=log_level, workers=workers, redis=redis, **options)
+        the other settings of ``scaleout.ScaleOutSettings``), unless ``scale_out`` gives the settings. Bad settings
+        or an unreachable Redis: one error line on stderr and exit code 2."""
+        run_options.run_http(
+            self, host, port, log_level=log_level, workers=workers, redis=redis, scale_out=scale_out, **options
+        )
 
-    def run_stdio(self, *, log_level: str | int | None = DEFAULT_LOG_LEVEL, **options: Any) -> None:
+    def run_stdio(
+        self,
+        *,
+        log_level: str | int | None = DEFAULT_LOG_LEVEL,
+        max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+        max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+    ) -> None:
         """Serve one client over this process's stdin/stdout (logs go to stderr at ``log_level``; stdout carries only
-        protocol). ``options``: the limits of ``serve_stdio``."""
-        run_options.run_stdio(self, log_level=log_level, **options)
+        protocol). The limits: see ``serve_stdio``."""
+        run_options.run_stdio(
+            self,
+            log_level=log_level,
+            max_requests_in_flight=max_requests_in_flight,
+            max_batch_size=max_batch_size,
+            max_frame_bytes=max_frame_bytes,
+        )
 
-    def asgi_app(self, **options: Any) -> MCPApp:
+    def asgi_app(self, **options: Unpack[MountOptions]) -> MCPApp:
         """This server as an ASGI app to route or mount in a Starlette/FastAPI app (see ``asgi.mount_mcp``, which
-        also runs it inside the app's lifespan); ``options`` as for ``serve_http``."""
+        also runs it inside the app's lifespan); ``options`` as for ``StreamableHTTPApp`` (not ``path``)."""
         from .hosting.asgi import MCPApp  # only mounted servers need starlette
 
         return MCPApp(self, **options)
 
 
-async def start_scaled_worker(server: Server[Any], app: Any, settings: Any) -> None:
-    """What a worker of a scaled-out server (``app``: a ``scaleout.shared_app.ScaleOutHTTPApp``, running) does
+async def start_scaled_worker(server: Server[Any], app: ScaleOutWorker, settings: ScaleOutSettings) -> None:
+    """What a worker of a scaled-out server (``app``: a running ``scaleout.worker.ScaleOutWorker``) does
     before its first request: take the requestState key every worker shares (``settings``', else the one given to
     ``Server``, else a random one kept in Redis), and relay
-    change notifications to the other workers' listen streams and handshake-era sessions (``scaleout.broadcast``)."""
+    change notifications to the other workers' listen streams and legacy sessions (``scaleout.broadcast``)."""
     from ..scaleout.broadcast import serve_broadcast
 
     codec = server.request_states

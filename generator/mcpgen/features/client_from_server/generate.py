@@ -125,7 +125,7 @@ async def fetch_snapshot(target: ServerTarget, timeout: float = 30.0) -> ServerS
         with anyio.fail_after(timeout):
             async with _connect(target, stderr_source) as client:
                 tools = await _list_tools(client)
-                info = client.server_info  # always there after initialize (the handshake era, which this speaks)
+                info = client.server_info  # always there after initialize (the legacy era, which this speaks)
                 if info is None:
                     raise ClientGenerationError(f"{target.describe()} did not say its name (no serverInfo)")
                 return ServerSnapshot(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..client_support import ClientError
+from ..errors import ClientError
 
 __all__ = ["AuthorizationError", "OAuthFlowError"]
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -55,7 +56,7 @@ OFFLINE_ACCESS = "offline_access"
 RedirectHandler = Callable[[str], Awaitable[str]]
 
 
-class _TokenHook:
+class _TokenHook(ABC):
     """What both providers share: the token held for the server (kept in ``storage`` with the endpoint and issuer
     it came from), its headers and its refresh."""
 
@@ -160,8 +161,10 @@ class _TokenHook:
             if await self._held() is None and not await self._authorize(AuthChallenge(401, self.server_url)):
                 raise OAuthFlowError(self.last_error or "authorization failed")
 
+    @abstractmethod
     async def _authorize(self, challenge: AuthChallenge) -> bool:
-        raise NotImplementedError
+        """Run the grant (authorization code with PKCE, or client credentials) for ``challenge``: True once a token
+        is kept."""
 
     async def _discover(
         self, http: httpx2.AsyncClient, challenge: AuthChallenge

@@ -14,6 +14,10 @@ the verified ``AccessToken`` is ``Context.auth`` in handlers::
     server.run_http("0.0.0.0", 8000, auth=auth)
 
 ``JWTVerifier`` is imported on first use, so that a server verifying by introspection does not need joserfc.
+
+Modules: ``tokens`` (``AccessToken``, the ``TokenVerifier`` protocol), ``bearer`` (``BearerAuth``: the challenge,
+the metadata document, scope checks), ``jwt`` (``JWTVerifier``: JWTs against the issuer's JWKS) and
+``introspection`` (``IntrospectionVerifier``: RFC 7662).
 """
 
 from __future__ import annotations

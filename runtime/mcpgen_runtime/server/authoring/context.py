@@ -1,13 +1,14 @@
 """The ``Context`` a tool, resource or prompt function receives when it declares a parameter annotated with it.
 
-Where it sits: the bottom of the ``server`` layer. Created by ``connection.ServerConnection`` for each incoming
-request and handed to the functions registered through ``authoring``; it wraps the session's ``RequestContext``
-(progress, request id) and the connection (negotiated version, client capabilities, log level) so that a function
-can talk back to the client: progress, log messages, sampling, elicitation and roots; and reach the server's
-own side: its lifespan state (``Context[T].lifespan_state``, typed by the server's lifespan), its resources
-(``read_resource``) and the HTTP request that carried the MCP request. What it needs of the connection is the
-``ConnectionView`` protocol below, so that this module (which ``authoring`` needs at import time) does not import
-``connection`` (which needs ``authoring``).
+Where it sits: the bottom of the ``server`` layer. Created by the dispatch of either era (``dispatch.pipeline``)
+for each incoming request and handed to the functions registered through ``authoring``; it wraps the session's
+``RequestContext`` (progress, request id) and the request's connection view (negotiated version, client
+capabilities, log level: a legacy ``dispatch.connection.ServerConnection`` or a ``dispatch.modern.ModernRequest``)
+so that a function can talk back to the client: progress, log messages, sampling, elicitation and roots; and
+reach the server's own side: its lifespan state (``Context[T].lifespan_state``, typed by the server's lifespan),
+its resources (``read_resource``) and the HTTP request that carried the MCP request. What it needs of the
+connection is the ``ConnectionView`` protocol below, so that ``authoring`` imports nothing of ``dispatch`` (which
+builds on it).
 
 Typed results: ``sample`` returns the negotiated version's ``CreateMessageResult``, ``list_roots`` its ``Root``
 objects and ``read_resource`` its ``ReadResourceResult``, each typed as the union over the four versions
@@ -35,13 +36,11 @@ from ...jsonrpc.context import RequestContext
 from ...jsonrpc.envelopes import RequestId
 from ...protocol.results import ResultValidationError, field_errors
 from ...protocol.version_unions import EVERY_VERSION, VersionUnions
-from ...protocol.versions import is_modern
-from ...transports.http.server import session as http_session
 from ...transports.http.server.session import close_sse_stream
+from ...versions import PROGRESS_MESSAGE_VERSIONS, is_modern, versions_with_method
 from .elicitation import ElicitOutcome, ModelT, elicit_outcome, requested_schema
-from .errors import CapabilityError, MissingClientCapabilityError
+from .errors import CapabilityError, InputRequired, MissingClientCapabilityError
 from .lifespan import StateT
-from ..dispatch.input_rounds import InputRequired
 
 if TYPE_CHECKING:
     from starlette.requests import Request as HTTPRequest  # only for the annotation: stdio servers never import it
@@ -86,7 +85,7 @@ else:
         __name__,
         {
             "AnyCreateMessageResult": ("CreateMessageResult", EVERY_VERSION, "models"),
-            "AnyElicitResult": ("ElicitResult", ("2025-06-18", "2025-11-25", "2026-07-28"), "models"),
+            "AnyElicitResult": ("ElicitResult", versions_with_method("elicitation/create"), "models"),
             "AnyRoot": ("Root", EVERY_VERSION, "models"),
             "AnyReadResourceResult": ("ReadResourceResult", EVERY_VERSION, "models"),
         },
@@ -104,7 +103,8 @@ class InvalidClientResultError(ResultValidationError):
 
 
 class ConnectionView(Protocol):
-    """What a ``Context`` uses of the connection it serves a request on (``connection.ServerConnection``)."""
+    """What a ``Context`` uses of the connection view it serves a request on (``dispatch.connection.ServerConnection``
+    in the legacy era, ``dispatch.modern.ModernRequest`` in the modern one)."""
 
     @property
     def protocol_version(self) -> str:
@@ -138,6 +138,12 @@ class ConnectionView(Protocol):
 
     async def read_resource(self, uri: str, context: Context[Any]) -> Any:
         """``resources/read`` of ``uri`` answered by this server, as the negotiated version's result model."""
+        ...
+
+    @property
+    def http_scope(self) -> Mapping[str, Any] | None:
+        """The ASGI scope of the HTTP POST that carried the request being served (headers, client address, the
+        authenticated identity; not the body); None over stdio and in memory."""
         ...
 
 
@@ -176,7 +182,7 @@ class Context(Generic[StateT]):
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
-        """The capabilities the client declared, as JSON: in ``initialize`` (handshake era), or in this request's
+        """The capabilities the client declared, as JSON: in ``initialize`` (legacy era), or in this request's
         ``_meta`` (modern era)."""
         return self._connection.client_capabilities
 
@@ -186,7 +192,7 @@ class Context(Generic[StateT]):
 
     @property
     def connection(self) -> ConnectionView:
-        """The connection this request came in on (a ``ServerConnection``)."""
+        """The connection view this request came in on (a ``ServerConnection`` or a ``ModernRequest``)."""
         return self._connection
 
     @property
@@ -202,16 +208,14 @@ class Context(Generic[StateT]):
         carried this MCP request over streamable HTTP; None over stdio and in memory. Headers are what the client
         sent: check them, never trust them as an identity by themselves."""
         if self._http_request is _UNKNOWN:
-            # The transport's ``current_http_scope()``: the ASGI scope of the POST whose request this task serves.
-            # Only a request over HTTP has one, and then starlette is loaded already.
-            current_scope = getattr(http_session, "current_http_scope", None)
-            scope = current_scope() if current_scope is not None else None
+            # Only a request over HTTP has a scope, and then starlette is loaded already.
+            scope = self._connection.http_scope
             if scope is None:
                 self._http_request = None
             else:
                 from starlette.requests import Request
 
-                self._http_request = Request(scope)
+                self._http_request = Request(cast(Any, scope))  # read only: starlette's type asks for more
         request: HTTPRequest | None = self._http_request
         return request
 
@@ -219,8 +223,7 @@ class Context(Generic[StateT]):
     def auth(self) -> AccessToken | None:
         """The verified access token of the request (subject, client id, scopes, expiry, claims) when the server is
         protected (``run_http(auth=BearerAuth(...))``, see ``server.auth``); None when it is not, and over stdio."""
-        current_scope = getattr(http_session, "current_http_scope", None)
-        scope = current_scope() if current_scope is not None else None
+        scope = self._connection.http_scope
         if scope is None:
             return None
         from ...transports.http.server.auth import AUTH_SCOPE_KEY  # an HTTP request: the transport is loaded already
@@ -238,7 +241,7 @@ class Context(Generic[StateT]):
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` if the client asked for progress on this request (else nothing)."""
-        if message is not None and self._connection.protocol_version == "2024-11-05":
+        if message is not None and self._connection.protocol_version not in PROGRESS_MESSAGE_VERSIONS:
             message = None  # 2024-11-05 progress notifications have no message
         await self._request.report_progress(progress, total, message)
 
@@ -368,7 +371,7 @@ class Context(Generic[StateT]):
 
     async def gather(self, *calls: Awaitable[Any]) -> list[Any]:
         """Ask several questions at once: ``name, roots = await context.gather(context.elicit(...),
-        context.list_roots())`` returns their answers in order. In the handshake era the requests run concurrently;
+        context.list_roots())`` returns their answers in order. In the legacy era the requests run concurrently;
         in the modern era they go out together, as the input requests of one ``InputRequiredResult`` (one round),
         where awaiting them one by one would take a round each."""
         if is_modern(self.protocol_version):

@@ -34,7 +34,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import unquote
 
 import anyio.to_thread
@@ -295,7 +295,7 @@ class ToolDef:
             text = json.dumps(structured, ensure_ascii=False)
             return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
         if type(value) is str:
-            # The commonest answer, a plain text: valid as it is in every handshake-era version (ValidResult).
+            # The commonest answer, a plain text: valid as it is in every legacy version (ValidResult).
             return ValidResult(content=[{"type": "text", "text": value}], isError=False)
         return {"content": content_blocks(value), "isError": False}
 
@@ -333,6 +333,16 @@ def _tool_error(message: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
+class ResourceInfo(TypedDict):
+    """What ``@server.resource`` says of a resource or a template besides its function and URI."""
+
+    name: str
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    cache: CacheHint | None
+
+
 @dataclass
 class ResourceDef:
     """A static resource: one URI, read by calling the function with no arguments (except the context)."""
@@ -347,7 +357,9 @@ class ResourceDef:
     cache: CacheHint | None = field(default=None, repr=False)  # None: the server's hint for resources/read
 
     @classmethod
-    def build(cls, fn: AnyFunction, uri: str, *, localns: Namespace = None, **info: Any) -> ResourceDef:
+    def build(
+        cls, fn: AnyFunction, uri: str, *, localns: Namespace = None, **info: Unpack[ResourceInfo]
+    ) -> ResourceDef:
         sig = inspect_function(fn, localns)
         if sig.params:
             raise TypeError(f"{function_label(fn)}: a static resource takes no arguments (only a Context)")
@@ -383,7 +395,7 @@ class ResourceTemplateDef:
 
     @classmethod
     def build(
-        cls, fn: AnyFunction, uri_template: str, *, localns: Namespace = None, **info: Any
+        cls, fn: AnyFunction, uri_template: str, *, localns: Namespace = None, **info: Unpack[ResourceInfo]
     ) -> ResourceTemplateDef:
         sig = inspect_function(fn, localns)
         variables: list[str] = []

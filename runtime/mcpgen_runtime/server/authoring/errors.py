@@ -13,6 +13,8 @@ and answered -32603, or for a tool ``isError: true`` with its message).
   is raised as ``MissingClientCapabilityError``, also a ``ProtocolError``: the request is answered -32021
   (MissingRequiredClientCapability, ``data.requiredCapabilities``), as the spec requires.
 - ``HeaderMismatchError``: -32020, an HTTP header that contradicts the request body (the transport answers 400).
+- ``InputRequired``: not an error of the function's own; ``Context.elicit`` / ``sample`` / ``list_roots`` raise it in
+  the modern era to stop a handler that needs input it does not have yet (``dispatch.input_rounds``).
 
 Both ``ProtocolError`` subclasses are JSON-RPC errors of the request, from whatever function raised them, tools
 included: in a tool, raise ``ToolError`` for input the model can correct (the spec wants those as results).
@@ -22,15 +24,22 @@ Where it sits: in the ``server`` layer, at its bottom with ``context``; ``author
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ...jsonrpc.envelopes import ErrorCode, JSONRPCError
-from ...protocol.versions import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
+from ...versions import (
+    HEADER_MISMATCH,
+    LEGACY_RESOURCE_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    resource_not_found_code,
+)
 
 __all__ = [
     "RESOURCE_NOT_FOUND",
     "CapabilityError",
     "HeaderMismatchError",
+    "InputRequired",
     "InvalidParamsError",
     "MissingClientCapabilityError",
     "ProtocolError",
@@ -39,14 +48,9 @@ __all__ = [
     "resource_not_found_code",
 ]
 
-RESOURCE_NOT_FOUND: Final = -32002
-"""The code MCP gives resources/read of an unknown URI up to 2025-11-25 (-32602, invalid params, from 2026-07-28)."""
-_LAST_VERSION_WITH_32002: Final = "2025-11-25"
-
-
-def resource_not_found_code(version: str) -> int:
-    """The code for "resource not found" in protocol ``version`` (ISO dates compare as strings)."""
-    return RESOURCE_NOT_FOUND if not version or version <= _LAST_VERSION_WITH_32002 else int(ErrorCode.INVALID_PARAMS)
+RESOURCE_NOT_FOUND: Final = LEGACY_RESOURCE_NOT_FOUND
+"""The code MCP gives resources/read of an unknown URI up to 2025-11-25 (-32602, invalid params, from 2026-07-28:
+``resource_not_found_code`` of the version, from ``mcpgen_runtime.versions``)."""
 
 
 class ProtocolError(JSONRPCError):
@@ -100,3 +104,13 @@ class HeaderMismatchError(ProtocolError):
 
     def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(HEADER_MISMATCH, message, data)
+
+
+class InputRequired(BaseException):
+    """Stops a handler that needs input it does not have yet (modern era, ``dispatch.input_rounds``). A
+    ``BaseException``, like cancellation, so that ``except Exception`` in a tool or resource function does not
+    swallow it."""
+
+    def __init__(self, requests: Mapping[str, dict[str, Any]]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = dict(requests)

@@ -20,16 +20,17 @@ import sys
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, TypeVar, overload
 
+from .caching import CacheHint, hints_with_defaults
 from .definitions import (
     AnyFunction,
     CompletionDef,
     PromptDef,
     ResourceDef,
+    ResourceInfo,
     ResourceTemplateDef,
     ToolDef,
     description_of,
 )
-from .caching import CacheHint, hints_with_defaults
 
 __all__ = ["TOOL_NAME", "Registry"]
 
@@ -198,7 +199,7 @@ class Registry:
         localns = _defining_scope()
 
         def register(fn: F) -> F:
-            info: dict[str, Any] = {
+            info: ResourceInfo = {
                 "name": fn.__name__ if name is None else name,
                 "title": title,
                 "description": description_of(fn, description),

@@ -1,33 +1,35 @@
-"""One client of a server: ``ServerConnection`` (both eras, version negotiation, dispatch) over one ``MessageStream``.
+"""One client over one long-lived ``MessageStream``: ``ServerConnection``, a legacy-era session (version negotiation,
+lifecycle, dispatch), which also hands the modern requests it carries to the modern era's one-call dispatch.
 
 Where it sits: in the ``server`` layer, on top of ``jsonrpc.session.Session`` (JSON-RPC: ids, cancellation,
 progress) and the generated ``mcp_bindings.<version>.server`` stubs, whose ``SERVER_ROUTES`` drive dispatch
-(``dispatch``): params are validated into the version's models, the handlers (``handlers``) return its result
-models, and those are dumped as the answer. It answers from a ``registry.Registry`` (what is served), runs the
-server's ``middleware`` around each request and hands each request's functions a ``context.Context``.
-``server.Server`` creates one per connection (``serve_stream``); over streamable HTTP, one per session of the
-handshake era and one per POST of the modern era.
+(``generated``): params are validated into the version's models (``validation``), the handlers (``handlers``)
+return its result models, and those are dumped as the answer. Each request goes through ``pipeline.run_request``
+(its ``context.Context``, the server's middleware) to this connection's endpoint. ``server.Server`` creates one per
+stream (``serve_stream``): a stdio client, an in-memory peer, or a legacy session over streamable HTTP. A modern
+request over HTTP never reaches one (``modern.answer_http``).
 
 The two eras (MCP 2026-07-28 basic/versioning), on any connection:
-- a request whose ``_meta`` names a modern ``io.modelcontextprotocol/protocolVersion`` (2026-07-28), and
-  ``server/discover`` / ``subscriptions/listen`` in any case, belong to the modern era: served on their own by a
-  ``modern.ModernRequest``, no ``initialize`` needed, nothing kept; a version this server does not know is -32022;
-- everything else is the handshake era: versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25;
+- a request that ``modern.recognize`` finds modern (its ``_meta`` names a modern
+  ``io.modelcontextprotocol/protocolVersion``; ``server/discover`` / ``subscriptions/listen`` in any case) is handed
+  to ``modern.serve_modern``, in the session's task of that request: no ``initialize`` needed, nothing kept; its
+  listen requests are this connection's ``listeners``; a version this server does not know is -32022;
+- everything else is the legacy era: versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25;
   ``initialize`` gets the client's version if supported, else the newest; methods of other versions (``tasks/*``)
   answer -32601; before ``initialize``, known methods answer -32600 (``ping`` is always answered, outside the
   middleware); after the ``initialize`` answer, requests are served even before ``notifications/initialized`` (over
   stdio that notification and the next request race inside the session, which handles them on different tasks);
 - JSON-RPC batches only once 2025-03-26 has been negotiated (the session accepts them; ``_BatchGate`` refuses
   them on any other version, and before negotiation, since ``initialize`` may not be batched);
-- change notifications (``notify``) go to the handshake-era client and to the ``subscriptions/listen`` requests
-  open on the connection (``subscriptions``);
+- change notifications (``notify``) go to the legacy client and to the ``subscriptions/listen`` requests open on
+  the connection (``subscriptions``);
 - list results are not paginated (cursors are ignored).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final, cast
 
@@ -38,7 +40,6 @@ from ...jsonrpc.context import PING, RequestContext
 from ...jsonrpc.envelopes import (
     Batch,
     ErrorCode,
-    InvalidParams,
     JSONParams,
     JSONRPCError,
     MethodNotFound,
@@ -50,48 +51,31 @@ from ...jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_
 from ...jsonrpc.session import Session, SessionClosedError
 from ...jsonrpc.streams import Dispatcher, FrameSink, MessageStream, stream_extras
 from ...protocol.results import field_errors
-from ...protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META
-from ..authoring.context import LOG_LEVELS, Context, InvalidClientResultError
-from .bindings import (
-    bindings_for,
-    declared,
-    handlers_class,
-    served_methods,
-    source_of,
-    stub_for,
-    typed_params,
-    validated_result,
-)
-from .handlers import Handlers, fit
-from ..authoring.middleware import IncomingRequest, Middleware, run_chain
-from .modern import MODERN_ONLY_METHODS, ModernRequest, unsupported_version
+from ...transports.http.server import session as http_session
+from ...versions import BATCH_VERSIONS, LATEST_LEGACY_VERSION, LEGACY_VERSIONS
+from ..authoring.context import Context, InvalidClientResultError
+from ..authoring.middleware import IncomingRequest, Middleware
 from ..authoring.registry import Registry
+from .generated import bindings_for, declared, handlers_class, not_initialized, served_methods, stub_for
+from .handlers import Handlers, fit
+from .modern import ModernServing, recognize, serve_modern
+from .outgoing import client_answer, log_message, read_own_resource
+from .pipeline import run_request
 from .request_state import RequestStateCodec
 from .subscriptions import Listeners
+from .validation import source_of, typed_params, validated_result
 
-__all__ = ["LATEST_PROTOCOL_VERSION", "SUPPORTED_PROTOCOL_VERSIONS", "ServerConnection"]
+__all__ = ["ServerConnection"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_PROTOCOL_VERSIONS: Final = LEGACY_PROTOCOL_VERSIONS
-"""The versions ``initialize`` negotiates (the handshake era); the modern ones are ``MODERN_PROTOCOL_VERSIONS``."""
-LATEST_PROTOCOL_VERSION: Final = SUPPORTED_PROTOCOL_VERSIONS[-1]
-BATCH_VERSIONS: Final = frozenset({"2025-03-26"})
-
-# Every request method of a supported version: "not initialized yet" for these, "method not found" for the rest.
-# Read from each version's method constants (the requests a client sends, which are the server stub's routes), so
-# that starting a server does not build every version's models; the version a client negotiates loads its own.
-_KNOWN_METHODS: Final = frozenset(
-    str(method) for version in SUPPORTED_PROTOCOL_VERSIONS for method in bindings_for(version).CLIENT_REQUESTS
-)
-
 
 class _DeferredStub:
-    """The newest version's server stub, imported on first use: what a connection consults before ``initialize``
+    """The newest legacy version's server stub, imported on first use: what a connection consults before ``initialize``
     (rarely anything), so that opening one does not build that version's models when the client negotiates another."""
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(stub_for(LATEST_PROTOCOL_VERSION), name)
+        return getattr(stub_for(LATEST_LEGACY_VERSION), name)
 
 
 _LATEST_STUB: Final = cast(ModuleType, _DeferredStub())
@@ -165,7 +149,7 @@ class _BatchGate:
 
 class ServerConnection:
     """One client: its lifecycle state, negotiated version and capabilities, log level and subscriptions (the
-    handshake era), and the modern requests it carries, each served on its own (``modern``)."""
+    legacy era); the modern requests it carries are served on their own (``modern.serve_modern``)."""
 
     def __init__(
         self,
@@ -186,8 +170,9 @@ class ServerConnection:
         self.middleware = middleware
         self.lifespan_state = lifespan_state
         self.request_states = request_states or RequestStateCodec()
+        self.modern = ModernServing(server, middleware, lifespan_state, self.request_states)
         self.protocol_version = ""  # "" until initialize has been answered
-        self.bindings: ModuleType = bindings_for(LATEST_PROTOCOL_VERSION)  # lazy: builds nothing until used
+        self.bindings: ModuleType = bindings_for(LATEST_LEGACY_VERSION)  # lazy: builds nothing until used
         self.stub: ModuleType = _LATEST_STUB  # until initialize picks the negotiated version's
         self.initialized = False  # notifications/initialized received
         self.capabilities: dict[str, Any] = {}
@@ -212,48 +197,36 @@ class ServerConnection:
         """Serve until the client closes its side of the stream."""
         await self.session.run()
 
+    @property
+    def http_scope(self) -> Mapping[str, Any] | None:
+        """The POST that carried the request being served, over a legacy HTTP session (None over stdio)."""
+        return http_session.current_http_scope()  # looked up on the module: a test may stand in for it
+
     # -- incoming -------------------------------------------------------------------------------------------------
 
-    def _modern_request(self, method: str, params: JSONParams) -> ModernRequest | None:
-        """A ``ModernRequest`` when this request belongs to the modern era, None for the handshake era; -32022 for a
-        version this server does not speak (see the module docstring)."""
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        requested = meta.get(PROTOCOL_VERSION_META) if isinstance(meta, dict) else None
-        if requested is None:
-            # Methods only the modern era has are modern requests even without _meta (which they then lack: -32602).
-            if method in MODERN_ONLY_METHODS:
-                return ModernRequest(self, MODERN_PROTOCOL_VERSIONS[-1], None)
-            return None
-        if not isinstance(requested, str):
-            raise InvalidParams(f"Invalid params: _meta {PROTOCOL_VERSION_META} must be a string")
-        if requested in MODERN_PROTOCOL_VERSIONS:
-            return ModernRequest(self, requested, meta)
-        if requested in SUPPORTED_PROTOCOL_VERSIONS and method not in MODERN_ONLY_METHODS:
-            return None  # a handshake-era client that names its version in _meta too
-        raise unsupported_version(requested)
-
     async def _on_request(self, method: str, params: JSONParams, request: RequestContext) -> dict[str, Any]:
-        modern = self._modern_request(method, params)
-        if method == PING and modern is None:
+        recognized = recognize(method, params)
+        if recognized is not None:
+            version, meta = recognized
+            return await serve_modern(
+                self.modern,
+                version,
+                meta,
+                method,
+                params,
+                request,
+                listeners=self.listeners,
+                http_scope=self.http_scope,
+            )
+        if method == PING:
             return {}  # answered at once, before initialize too, and not through the middleware
-        context: Context[Any] = Context(modern or self, request)
-        if self.middleware:
-            incoming: IncomingRequest[Any] = IncomingRequest(method, params, context)
-            return await run_chain(self.middleware, incoming, self._endpoint, self._finish)
-        if modern is None and self._handlers is not None and method in self._served and method != "initialize":
-            # The usual request of an initialized handshake-era connection: what _route would decide, one call less.
-            return await self._dispatch(self.stub.SERVER_ROUTES[method], params, context)
-        return await self._route(method, params, context)
-
-    async def _endpoint(self, incoming: IncomingRequest[Any]) -> dict[str, Any]:
-        return await self._route(incoming.method, incoming.params, incoming.context)
+        if not self.middleware and self._handlers is not None and method in self._served and method != "initialize":
+            # The usual request of an initialized legacy connection: what _route would decide, one call less.
+            return await self._dispatch(self.stub.SERVER_ROUTES[method], params, Context(self, request))
+        return await run_request(self.middleware, self, method, params, request, self._route, self._finish)
 
     def _finish(self, incoming: IncomingRequest[Any], value: Any) -> dict[str, Any]:
         """A result a middleware returned itself, validated like a handler's (see ``middleware``)."""
-        modern = incoming.context.connection
-        if isinstance(modern, ModernRequest):
-            route = modern.route(incoming.method)
-            return modern.finish(route.result_type, value, f"a middleware's result for {incoming.method}")
         if incoming.method == "initialize" and self._handlers is None:
             logger.error("a middleware answered initialize without call_next: the connection stays uninitialized")
             raise JSONRPCError(ErrorCode.INTERNAL_ERROR, "Internal error: initialize was not handled")
@@ -268,15 +241,11 @@ class ServerConnection:
         raise TypeError(f"a middleware returned a {type(value).__name__} for {incoming.method}, not a dict or model")
 
     async def _route(self, method: str, params: JSONParams, context: Context[Any]) -> dict[str, Any]:
-        modern = context.connection
-        if isinstance(modern, ModernRequest):
-            return await modern.dispatch(method, params, context)
+        """The pipeline's endpoint in this era: ``initialize``, or the negotiated version's handler of ``method``."""
         if method == "initialize":
             return await self._initialize(params, context)
         if self._handlers is None:
-            if method in _KNOWN_METHODS:
-                raise JSONRPCError(ErrorCode.INVALID_REQUEST, "Invalid Request: the server is not initialized")
-            raise MethodNotFound(method)
+            raise not_initialized(method)
         route = self.stub.SERVER_ROUTES.get(method)
         if route is None or method not in self._served:
             raise MethodNotFound(method)
@@ -286,7 +255,7 @@ class ServerConnection:
         if self._handlers is not None:
             raise JSONRPCError(ErrorCode.INVALID_REQUEST, "Invalid Request: initialize was already received")
         requested = params.get("protocolVersion") if isinstance(params, dict) else None
-        version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+        version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
         assert isinstance(version, str)
         bindings, stub = bindings_for(version), stub_for(version)
         route = stub.SERVER_ROUTES["initialize"]
@@ -309,17 +278,19 @@ class ServerConnection:
         # it is validated here, once, against the negotiated version (see protocol.results.as_result).
         return self._validated(route, returned, lambda: source_of(route, typed))
 
-    def _validated(self, route: Any, returned: Any, source: str | Callable[[], str]) -> dict[str, Any]:
+    def _validated(self, route: Any, returned: Any, source: Any) -> dict[str, Any]:
         """``returned`` validated as ``route``'s result model of the negotiated version, dumped as JSON."""
         return validated_result(route.result_type, returned, source, self.protocol_version)
+
+    def _validated_as(self, model: Any, returned: Any, source: str) -> dict[str, Any]:
+        return validated_result(model, returned, source, self.protocol_version)
 
     async def read_resource(self, uri: str, context: Context[Any]) -> Any:
         """``Context.read_resource``: ``resources/read`` of ``uri`` answered by this server, as the negotiated
         version's result model (not through the middleware: it is not a request from the client)."""
         if self._handlers is None:
             raise RuntimeError("the connection is not initialized: there is no version to read the resource as")
-        raw = await self._dispatch(self.stub.SERVER_ROUTES["resources/read"], {"uri": uri}, context)
-        return self.bindings.parse_result("resources/read", raw)
+        return await read_own_resource(self._handlers, self.stub, {"uri": uri}, context, self._validated_as)
 
     async def _on_notification(self, method: str, params: JSONParams) -> None:
         if method == "notifications/initialized":
@@ -332,9 +303,9 @@ class ServerConnection:
     # -- outgoing -------------------------------------------------------------------------------------------------
 
     async def notify(self, capability: str, method: str, params: dict[str, Any] | None) -> None:
-        """Send a change notification: to the handshake-era client if the connection is initialized and
-        ``capability`` was declared, and to the ``subscriptions/listen`` requests open on it that opted in to it. A
-        closed connection is skipped (it is on its way out of ``Server.connections``)."""
+        """Send a change notification: to the legacy client if the connection is initialized and ``capability``
+        was declared, and to the ``subscriptions/listen`` requests open on it that opted in to it. A closed
+        connection is skipped (it is on its way out of ``Server.connections``)."""
         await self.listeners.deliver(capability, method, params)
         if self._handlers is None or not declared(self.capabilities, capability):
             return
@@ -358,14 +329,9 @@ class ServerConnection:
         raise MethodNotFound("subscriptions/listen")
 
     async def send_log(self, level: str, data: Any, logger_name: str | None = None) -> None:
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; one of {', '.join(LOG_LEVELS)}")
-        if self.log_level is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger_name is not None:
-            params["logger"] = logger_name
-        await self.notify("logging", "notifications/message", params)
+        params = log_message(level, data, logger_name, self.log_level)
+        if params is not None:
+            await self.notify("logging", "notifications/message", params)
 
     async def request_client(
         self, method: str, params: dict[str, Any], *, timeout: float | None = None, input_key: str | None = None
@@ -374,10 +340,12 @@ class ServerConnection:
         that does not validate raises ``InvalidClientResultError`` (a ``ResultValidationError``) naming the fields.
         ``input_key`` only matters in the modern era."""
         raw = await self.session.request(method, params, timeout=timeout)
-        try:
-            return self.bindings.parse_result(method, raw)
-        except ValidationError as exc:
-            model = self.bindings.RESULT_TYPES[method]
-            error = InvalidClientResultError(f"the client's answer to {method}", model, field_errors(exc))
+
+        def invalid(model: str, exc: ValidationError) -> Exception:
+            error = InvalidClientResultError(
+                f"the client's answer to {method}", self.bindings.RESULT_TYPES[method], field_errors(exc)
+            )
             logger.warning("%s", error)
-            raise error from None
+            return error
+
+        return client_answer(self.bindings, method, raw, invalid)

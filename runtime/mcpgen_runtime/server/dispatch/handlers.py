@@ -1,13 +1,15 @@
-"""The MCP request handlers behind ``connection.ServerConnection``, written once for every protocol version.
+"""The MCP request handlers, written once for every protocol version: the handler table both eras dispatch to.
 
-Where it sits: in the ``server`` layer, between ``registry`` (what they answer from) and ``connection``, which
-derives, per negotiated version, a class from ``Handlers`` and that version's generated ``ServerHandlers`` stub (so
-the stub's ``SERVER_ROUTES`` name these methods and its ``implemented()`` sees them as overrides), validates params
-into the version's models before calling them, and validates what they return into the version's result models
-(``protocol.results.as_result``) before dumping it. The handlers build results as dicts from the ``authoring``
+Where it sits: in the ``server`` layer, between ``authoring.registry`` (what they answer from) and the two eras'
+dispatch (``connection`` for the legacy era, ``modern`` for the modern one). ``generated.handlers_class`` derives,
+per version, a class from ``Handlers`` and that version's generated ``ServerHandlers`` stub (so the stub's
+``SERVER_ROUTES`` name these methods and its ``implemented()`` sees them as overrides); ``validation`` validates
+params into the version's models before they are called, and what they return into the version's result models
+(``protocol.results.as_result``) before it is dumped. The handlers build results as dicts from the ``authoring``
 definitions and fit them to the version (dropping fields it does not have); a tool's own ``CallToolResult``
-(``authoring.FullToolResult``) is passed through unfitted, to be validated as it is. What they use of the connection
-is the ``HandledConnection`` protocol below, so that this module does not import ``connection`` (which imports it).
+(``authoring.FullToolResult``) is passed through unfitted, to be validated as it is. What they use of the
+request's connection view (a legacy ``ServerConnection`` or a ``ModernRequest``) is the ``HandledConnection``
+protocol below, so that this module imports neither.
 
 The handlers that call registered functions answer an ``errors.ProtocolError`` the function raised on purpose as
 that JSON-RPC error (``ResourceNotFoundError`` with the negotiated version's code) and log it at INFO, without a
@@ -20,25 +22,21 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
 from ...jsonrpc.envelopes import InvalidParams, JSONRPCError
 from ...protocol.results import ValidResult
-from ...protocol.versions import LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, is_modern
-from ..authoring.definitions import FullToolResult, call_function, validation_details
+from ...versions import SUPPORTED_VERSIONS_NEWEST_FIRST, is_modern
 from ..authoring.caching import CacheHint
 from ..authoring.context import Context
+from ..authoring.definitions import FullToolResult, call_function, validation_details
 from ..authoring.errors import RESOURCE_NOT_FOUND, ProtocolError, ResourceNotFoundError, resource_not_found_code
 from ..authoring.registry import Registry
 from .tool_headers import check_param_headers
 
-__all__ = ["RESOURCE_NOT_FOUND", "SUPPORTED_VERSIONS", "HandledConnection", "Handlers", "fit"]
-
-SUPPORTED_VERSIONS: Final = (*reversed(MODERN_PROTOCOL_VERSIONS), *reversed(LEGACY_PROTOCOL_VERSIONS))
-"""What ``server/discover`` and -32022 list, newest first: the modern versions, and the handshake-era ones a client
-may use through ``initialize``."""
+__all__ = ["RESOURCE_NOT_FOUND", "HandledConnection", "Handlers", "fit"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +78,8 @@ def wire_names(model: Any) -> frozenset[str]:
 
 
 class HandledConnection(Protocol):
-    """What the handlers use of the connection they answer on (``connection.ServerConnection``): what is served and
+    """What the handlers use of the connection view they answer on (``connection.ServerConnection``,
+    ``modern.ModernRequest``): what is served and
     what was negotiated, which they read, and the client's state that ``initialize``, ``logging/setLevel`` and
     ``resources/(un)subscribe`` record."""
 
@@ -111,8 +110,8 @@ class HandledConnection(Protocol):
 
 class Handlers:
     """The request handlers, written once for every version: each negotiated version gets a subclass that also
-    derives from that version's generated ``ServerHandlers`` (see ``connection._handlers_class``). Results are built
-    as dicts and fitted to the version; ``ServerConnection`` validates them into its result models."""
+    derives from that version's generated ``ServerHandlers`` (``generated.handlers_class``). Results are built
+    as dicts and fitted to the version; the era's dispatch validates them into its result models."""
 
     def __init__(self, connection: HandledConnection) -> None:
         self.connection = connection
@@ -145,7 +144,7 @@ class Handlers:
     async def discover(self, params: Any, context: Context) -> Any:
         server = self.server
         result: dict[str, Any] = {
-            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "supportedVersions": list(SUPPORTED_VERSIONS_NEWEST_FIRST),
             "capabilities": self.connection.capabilities,
             **self._cache("server/discover"),
         }

@@ -4,7 +4,7 @@
 Where it sits: in the ``server`` layer, above ``request_state`` (the sealed state) and below ``modern`` (which
 creates an ``InputExchange`` per modern request and turns ``InputRequired`` into an ``InputRequiredResult``).
 
-In the handshake era ``Context.elicit(...)`` sends ``elicitation/create`` to the client and waits for its answer.
+In the legacy era ``Context.elicit(...)`` sends ``elicitation/create`` to the client and waits for its answer.
 In the modern era the server cannot ask within the request: the handler is run, and each of its input calls
 (elicitation, sampling, roots) gets a key, the one the author passed (``input_key=``) or one the runtime chooses
 from the call's position (``elicitation-1``, ``sampling-2``, ``roots-3``: the n-th input call of the handler). A
@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ...jsonrpc.envelopes import InvalidParams
+from ..authoring.errors import InputRequired
 from .request_state import InvalidRequestStateError, RequestStateCodec
 
 __all__ = ["INPUT_METHODS", "InputExchange", "InputRequired", "params_digest", "principal_digest"]
@@ -41,15 +42,6 @@ INPUT_METHODS: Final = {
 }
 """The requests a server may put in ``inputRequests``, and the prefix of the keys the runtime gives them."""
 _NOT_BOUND: Final = ("_meta", "inputResponses", "requestState")
-
-
-class InputRequired(BaseException):
-    """Stops a handler that needs input it does not have yet (modern era). A ``BaseException``, like cancellation,
-    so that ``except Exception`` in a tool or resource function does not swallow it."""
-
-    def __init__(self, requests: Mapping[str, dict[str, Any]]) -> None:
-        super().__init__(f"input required: {', '.join(requests)}")
-        self.requests = dict(requests)
 
 
 def principal_digest(owner: str | None) -> str | None:

@@ -1,60 +1,84 @@
-"""The modern era (MCP 2026-07-28 and later): each request served on its own, with what its ``_meta`` declares.
+"""The modern era (MCP 2026-07-28 and later): each request served on its own, as one call, with what its ``_meta``
+declares.
 
-Where it sits: in the ``server`` layer, under ``connection``: ``ServerConnection`` recognizes a modern request (its
-``_meta`` names a modern ``io.modelcontextprotocol/protocolVersion``, or it is ``server/discover`` /
-``subscriptions/listen``, which only the modern era has) and serves it through a ``ModernRequest``, a
-``context.ConnectionView`` and ``handlers.HandledConnection`` that lives as long as the request. Nothing of it is
-kept on the connection: the client's capabilities, identity and log level are this request's, the version is the
-one it names, and no ``initialize`` is needed (over HTTP the transport hands each modern POST to a connection of its
-own, which answers it and ends).
+Where it sits: in the ``server`` layer, beside ``connection`` (the legacy era) and over ``pipeline`` (the
+middleware chain both eras share). ``serve_modern`` is the one-call dispatch of a modern request: over streamable
+HTTP the transport calls ``Server.serve_modern`` (``answer_http``) for each modern POST; over stdio (any long-lived
+stream) ``connection.ServerConnection`` recognizes a modern request (``recognize``: its ``_meta`` names a modern
+``io.modelcontextprotocol/protocolVersion``, or it is ``server/discover`` / ``subscriptions/listen``, which only
+the modern era has) and hands it to the same function. Either way no ``Session`` or connection is made for it: its
+connection view, a ``ModernRequest``, lives as long as the request. The client's capabilities, identity and log
+level are this request's, the version is the one it names, and no ``initialize`` is needed.
 
 What the era changes, and where:
 - dispatch through the version's generated ``SERVER_ROUTES`` (no ``initialize``, ``ping``, ``logging/setLevel``,
   ``resources/(un)subscribe``: -32601); params validated into its models, ``_meta`` included (a missing one, or one
-  without ``protocolVersion`` / ``clientCapabilities``, is -32602);
+  without ``protocolVersion`` / ``clientCapabilities``, is -32602); a version this server does not know is -32022;
 - every result gets ``resultType`` ("complete") and ``_meta`` ``io.modelcontextprotocol/serverInfo``;
-- ``Context.elicit`` / ``sample`` / ``list_roots`` become input requests of an ``InputRequiredResult`` (``mrtr``),
-  on the methods whose route allows one (``tools/call``, ``prompts/get``, ``resources/read``); elsewhere they raise
-  ``CapabilityError``, as the spec forbids ``InputRequiredResult`` on other requests;
+- ``Context.elicit`` / ``sample`` / ``list_roots`` become input requests of an ``InputRequiredResult``
+  (``input_rounds``), on the methods whose route allows one (``tools/call``, ``prompts/get``, ``resources/read``);
+  elsewhere they raise ``CapabilityError``, as the spec forbids ``InputRequiredResult`` on other requests;
 - a capability the request's ``_meta`` did not declare is -32021 (``errors.MissingClientCapabilityError``);
 - ``notifications/message`` only at or above the request's ``io.modelcontextprotocol/logLevel``, none without it;
-- resource not found is -32602 (``errors.resource_not_found_code``).
+- resource not found is -32602 (``errors.resource_not_found_code``);
+- ``subscriptions/listen`` is served by the ``subscriptions.Listeners`` it is given: the connection's over stdio,
+  one of its own over HTTP (registered with the server for change notifications while it lasts).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableSet, Sequence
+from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from ...jsonrpc.envelopes import ErrorCode, JSONParams, JSONRPCError, MethodNotFound
-from ...jsonrpc.session import Session
+from ...jsonrpc.answers import call_handler
+from ...jsonrpc.context import PING, OutgoingSession, ProgressCallback, RequestContext, SessionClosedError
+from ...jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound, Request
 from ...protocol.results import field_errors
-from ...protocol.versions import (
+from ...versions import (
     CLIENT_CAPABILITIES_META,
     CLIENT_INFO_META,
+    LATEST_MODERN_VERSION,
+    LEGACY_VERSIONS,
     LOG_LEVEL_META,
+    MODERN_ONLY_METHODS,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_META,
     SERVER_INFO_META,
+    SUPPORTED_VERSIONS_NEWEST_FIRST,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ..authoring.context import LOG_LEVELS, CapabilityError, Context
-from .bindings import bindings_for, handlers_class, served_methods, source_of, stub_for, typed_params, validated_result
-from ..authoring.errors import InvalidParamsError
-from .handlers import SUPPORTED_VERSIONS, fit
-from .input_rounds import InputExchange, InputRequired
+from ..authoring.errors import InputRequired, InvalidParamsError
+from ..authoring.middleware import IncomingRequest, Middleware
 from ..authoring.registry import Registry
+from .generated import bindings_for, handlers_class, not_initialized, served_methods, stub_for
+from .handlers import fit
+from .input_rounds import InputExchange
+from .outgoing import client_answer, log_message, read_own_resource
+from .pipeline import run_request
 from .request_state import RequestStateCodec
-from .subscriptions import Listeners
+from .subscriptions import Audience, Listeners, ListenOnly
+from .validation import source_of, typed_params, validated_result
 
-__all__ = ["MODERN_ONLY_METHODS", "SUPPORTED_VERSIONS", "ModernRequest", "unsupported_version"]
+__all__ = [
+    "ExchangeIO",
+    "ModernRequest",
+    "ModernServing",
+    "answer_http",
+    "recognize",
+    "serve_modern",
+    "unsupported_version",
+]
 
 logger = logging.getLogger(__name__)
 
-MODERN_ONLY_METHODS: Final = frozenset({"server/discover", "subscriptions/listen"})
+LISTEN_METHOD = "subscriptions/listen"
 
 
 def unsupported_version(requested: str) -> JSONRPCError:
@@ -62,8 +86,25 @@ def unsupported_version(requested: str) -> JSONRPCError:
     return JSONRPCError(
         UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
-        {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
+        {"supported": list(SUPPORTED_VERSIONS_NEWEST_FIRST), "requested": requested},
     )
+
+
+def recognize(method: str, params: JSONParams) -> tuple[str, Mapping[str, Any] | None] | None:
+    """(version, ``_meta``) when this request belongs to the modern era, None for the legacy era; -32022 for a
+    version this server does not speak, -32602 for a version that is not a string."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    requested = meta.get(PROTOCOL_VERSION_META) if isinstance(meta, dict) else None
+    if requested is None:
+        # Methods only the modern era has are modern requests even without _meta (which they then lack: -32602).
+        return (LATEST_MODERN_VERSION, None) if method in MODERN_ONLY_METHODS else None
+    if not isinstance(requested, str):
+        raise InvalidParams(f"Invalid params: _meta {PROTOCOL_VERSION_META} must be a string")
+    if requested in MODERN_VERSIONS:
+        return requested, meta
+    if requested in LEGACY_VERSIONS and method not in MODERN_ONLY_METHODS:
+        return None  # a legacy client that names its version in _meta too
+    raise unsupported_version(requested)
 
 
 def _owner(context: Context[Any]) -> str | None:
@@ -72,31 +113,35 @@ def _owner(context: Context[Any]) -> str | None:
     return identity.owner if identity is not None else None
 
 
-class ServingConnection(Protocol):
-    """What a ``ModernRequest`` uses of the ``connection.ServerConnection`` it came in on."""
+@dataclass(frozen=True, slots=True)
+class ModernServing:
+    """What serving a modern request takes of the server: what it serves, its middleware, the state its lifespan
+    yielded for this run, and the codec of ``requestState`` (MRTR)."""
 
-    @property
-    def server(self) -> Registry: ...
-
-    @property
-    def lifespan_state(self) -> Any: ...
-
-    @property
-    def request_states(self) -> RequestStateCodec: ...
-
-    @property
-    def session(self) -> Session: ...
-
-    @property
-    def listeners(self) -> Listeners: ...
+    server: Registry
+    middleware: Sequence[Middleware]
+    lifespan_state: Any
+    request_states: RequestStateCodec
 
 
 class ModernRequest:
-    """One modern request: what it declared, and the connection view its handlers and ``Context`` use."""
+    """One modern request: what it declared, and the connection view its handlers and ``Context`` use
+    (``context.ConnectionView``, ``handlers.HandledConnection``)."""
 
-    def __init__(self, connection: ServingConnection, version: str, meta: Mapping[str, Any] | None) -> None:
-        self.connection = connection
-        self.server = connection.server
+    def __init__(
+        self,
+        serving: ModernServing,
+        version: str,
+        meta: Mapping[str, Any] | None,
+        *,
+        outlet: OutgoingSession,
+        listeners: Listeners | None = None,
+        http_scope: Mapping[str, Any] | None = None,
+    ) -> None:
+        """``outlet``: where its notifications go (the connection's session, or the HTTP exchange); ``listeners``:
+        what serves it if it is a ``subscriptions/listen``; ``http_scope``: the POST that carried it, if any."""
+        self.serving = serving
+        self.server = serving.server
         self.protocol_version = version
         self.bindings: ModuleType = bindings_for(version)
         self.capabilities: dict[str, Any] = fit(self.bindings.ServerCapabilities, self.server.capabilities())
@@ -108,8 +153,10 @@ class ModernRequest:
         level = meta.get(LOG_LEVEL_META)
         self.log_level: str | None = level if level in LOG_LEVELS else None
         self.subscriptions: set[str] = set()  # resources/subscribe is not a method of this era
-        self.lifespan_state = connection.lifespan_state
+        self.lifespan_state = serving.lifespan_state
+        self.http_scope = http_scope
         self.exchange: InputExchange | None = None
+        self._outlet, self._listeners = outlet, listeners
 
     # -- dispatch -------------------------------------------------------------------------------------------------
 
@@ -125,11 +172,12 @@ class ModernRequest:
         return route
 
     async def dispatch(self, method: str, params: JSONParams, context: Context[Any]) -> dict[str, Any]:
+        """The pipeline's endpoint: the handler of ``method`` in this version's table; its result finished."""
         route = self.route(method)
         typed = typed_params(route, params)
         if route.input_required_result is not None and isinstance(params, dict):
-            # The spec: bind the state to the authenticated principal (see mrtr.py); read only if a state is used.
-            self.exchange = InputExchange(self.connection.request_states, method, params, partial(_owner, context))
+            # The spec: bind the state to the authenticated principal (see input_rounds); read only if a state is used.
+            self.exchange = InputExchange(self.serving.request_states, method, params, partial(_owner, context))
         handler = getattr(handlers_class(self.protocol_version)(self), route.handler)
         try:
             returned = await handler(typed, context)
@@ -143,6 +191,11 @@ class ModernRequest:
                 raise JSONRPCError(ErrorCode.INTERNAL_ERROR, "Internal error: the request state is too large") from None
             return self.finish(route.input_required_result, interim, "the InputRequiredResult", "input_required")
         return self.finish(route.result_type, returned, source_of(route, typed))
+
+    def finish_middleware_result(self, incoming: IncomingRequest[Any], value: Any) -> dict[str, Any]:
+        """A result a middleware returned itself, finished like a handler's (see ``middleware``)."""
+        route = self.route(incoming.method)
+        return self.finish(route.result_type, value, f"a middleware's result for {incoming.method}")
 
     def finish(self, model: Any, returned: Any, source: str, result_type: str = "complete") -> dict[str, Any]:
         """``returned`` with ``resultType`` and ``_meta`` serverInfo, validated as ``model``."""
@@ -166,22 +219,15 @@ class ModernRequest:
 
     async def send_log(self, level: str, data: Any, logger_name: str | None = None) -> None:
         """``notifications/message`` only if this request asked for logs, at or above its level."""
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; one of {', '.join(LOG_LEVELS)}")
-        if self.log_level is None or "logging" not in self.capabilities:
-            return
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger_name is not None:
-            params["logger"] = logger_name
-        await self.connection.session.notify("notifications/message", params)
+        params = log_message(level, data, logger_name, self.log_level)
+        if params is not None and self.log_level is not None and "logging" in self.capabilities:
+            await self._outlet.notify("notifications/message", params)
 
     async def request_client(
         self, method: str, params: dict[str, Any], *, timeout: float | None = None, input_key: str | None = None
     ) -> Any:
-        """The answer recorded for this question (``mrtr``), or ``InputRequired`` to ask it. ``timeout`` does not
-        apply: the client answers in its own time, by retrying."""
+        """The answer recorded for this question (``input_rounds``), or ``InputRequired`` to ask it. ``timeout``
+        does not apply: the client answers in its own time, by retrying."""
         if self.exchange is None:
             raise CapabilityError(
                 f"{method} cannot be asked while serving this request: in MCP {self.protocol_version} only tools/call,"
@@ -191,24 +237,118 @@ class ModernRequest:
         raw = self.exchange.answer(key)
         if raw is None:
             raise self.exchange.ask(key, method, params)
-        try:
-            return self.bindings.parse_result(method, raw)
-        except ValidationError as exc:
-            model = self.bindings.RESULT_TYPES[method].__name__
-            raise InvalidParamsError(
-                f"Invalid params: inputResponses[{key!r}] is not a valid {model}", {"errors": field_errors(exc)}
-            ) from None
+
+        def invalid(model: str, exc: ValidationError) -> Exception:
+            message = f"Invalid params: inputResponses[{key!r}] is not a valid {model}"
+            return InvalidParamsError(message, {"errors": field_errors(exc)})
+
+        return client_answer(self.bindings, method, raw, invalid)
 
     async def read_resource(self, uri: str, context: Context[Any]) -> Any:
         """``Context.read_resource`` in this era: ``resources/read`` answered by this server, without input rounds."""
-        route = stub_for(self.protocol_version).SERVER_ROUTES["resources/read"]
         meta = context.meta or {}
-        typed = typed_params(route, {"uri": uri, "_meta": meta})
-        inner = ModernRequest(self.connection, self.protocol_version, meta)
-        raw = await getattr(handlers_class(self.protocol_version)(inner), route.handler)(typed, context)
-        return self.bindings.parse_result(
-            "resources/read", self.finish(route.result_type, raw, f"the resource {uri!r}")
+        inner = ModernRequest(
+            self.serving, self.protocol_version, meta, outlet=self._outlet, http_scope=self.http_scope
         )
+        handlers = handlers_class(self.protocol_version)(inner)
+        stub = stub_for(self.protocol_version)
+        return await read_own_resource(handlers, stub, {"uri": uri, "_meta": meta}, context, self.finish)
 
     async def listen(self, requested: Mapping[str, Any], context: Context[Any]) -> Any:
-        return await self.connection.listeners.listen(requested, self.capabilities, context.request_id)
+        if self._listeners is None:
+            raise MethodNotFound(LISTEN_METHOD)
+        return await self._listeners.listen(requested, self.capabilities, context.request_id)
+
+
+async def serve_modern(
+    serving: ModernServing,
+    version: str,
+    meta: Mapping[str, Any] | None,
+    method: str,
+    params: JSONParams,
+    request: RequestContext,
+    *,
+    listeners: Listeners | None,
+    http_scope: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Serve one modern request (recognized as of ``version``, with ``meta``): its ``ModernRequest``, the
+    middleware, the version's handler table; the result (JSON-RPC errors raised). Notifications go to
+    ``request.session``."""
+    modern = ModernRequest(serving, version, meta, outlet=request.session, listeners=listeners, http_scope=http_scope)
+    return await run_request(
+        serving.middleware, modern, method, params, request, modern.dispatch, modern.finish_middleware_result
+    )
+
+
+class ExchangeIO(Protocol):
+    """What a modern request uses of its HTTP exchange (``transports.http.server.modern.ModernCall``): the POST's
+    ASGI scope, and the response to send notifications on."""
+
+    @property
+    def scope(self) -> Mapping[str, Any]: ...
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None: ...
+
+
+class _ExchangeOutlet:
+    """``jsonrpc.context.OutgoingSession`` over one HTTP exchange: notifications go on its response; there are no
+    server->client requests in this era (questions are input requests, ``input_rounds``)."""
+
+    __slots__ = ("_io",)
+
+    def __init__(self, io: ExchangeIO) -> None:
+        self._io = io
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress_callback: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        raise SessionClosedError(f"no server->client requests in a modern HTTP exchange ({method})")
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self._io.notify(method, params)
+
+
+async def answer_http(
+    serving: ModernServing, request: Request, io: ExchangeIO, audiences: MutableSet[Audience]
+) -> tuple[dict[str, Any], bytes]:
+    """One modern request over HTTP, as one call (``transports.http.server.modern.ModernHandler``): served by
+    ``serve_modern`` in the caller's task, its response as (message, frame). A ``subscriptions/listen`` request
+    gets ``Listeners`` of its own, among ``audiences`` (the server's change notifications) while it lasts."""
+    outlet = _ExchangeOutlet(io)
+    context = RequestContext(outlet, request.id, request.method, request.params)
+    listeners: Listeners | None = None
+    audience: ListenOnly | None = None
+    if request.method == LISTEN_METHOD:
+        listeners = Listeners(serving.server, lambda: outlet)
+        audience = ListenOnly(listeners)
+        audiences.add(audience)
+    try:
+        serve = partial(_serve_http, serving, listeners, io.scope)
+        return await call_handler(serve, request, context, answer_pings=False)
+    finally:
+        if audience is not None:
+            audiences.discard(audience)
+
+
+async def _serve_http(
+    serving: ModernServing,
+    listeners: Listeners | None,
+    scope: Mapping[str, Any],
+    method: str,
+    params: JSONParams,
+    request: RequestContext,
+) -> dict[str, Any]:
+    recognized = recognize(method, params)
+    if recognized is None:
+        # The body names a legacy version the headers agree with, but no session carries it: as a connection that
+        # was never initialized answers.
+        if method == PING:
+            return {}
+        raise not_initialized(method)
+    version, meta = recognized
+    return await serve_modern(serving, version, meta, method, params, request, listeners=listeners, http_scope=scope)

@@ -2,11 +2,12 @@
 modern client receives change notifications, tagged with ``io.modelcontextprotocol/subscriptionId``.
 
 Where it sits: in the ``server`` layer, under ``connection`` (each ``ServerConnection`` has one ``Listeners``: the
-listen requests open on it) and beside ``modern`` (whose ``subscriptions/listen`` handler calls ``listen``).
-``Server.notify_*`` reach every live connection, and each hands the notification to its listeners here as well as to
-its handshake-era client. With several workers (``scaleout.broadcast``), a ``Server`` also hands what it raises to
-its ``relay`` (a ``NotificationRelay``), and the notifications other workers raised arrive through ``deliver`` of the
-listeners of this worker; ``resync`` covers a gap in that feed.
+listen requests open on it) and ``modern`` (whose ``subscriptions/listen`` handler calls ``listen``; over HTTP a
+listen request gets ``Listeners`` of its own, reached through a ``ListenOnly``). ``Server.notify_*`` reach every
+``Audience`` in ``Server.connections``, and a legacy connection hands the notification to its listeners here as
+well as to its legacy client. With several workers (``scaleout.broadcast``), a ``Server`` also hands what it raises
+to its ``relay`` (a ``NotificationRelay``), and the notifications other workers raised arrive through ``deliver`` of
+the listeners of this worker; ``resync`` covers a gap in that feed.
 
 A listen request is answered with ``notifications/subscriptions/acknowledged`` first, carrying the subset of the
 requested filter the server honours (list changes of what it declares ``listChanged`` for; resource URIs when it
@@ -27,15 +28,15 @@ from typing import Any, Final, Protocol
 
 import anyio
 
+from ...jsonrpc.context import OutgoingSession, SessionClosedError
 from ...jsonrpc.envelopes import RequestId
-from ...jsonrpc.session import Session, SessionClosedError
-from ...protocol.versions import SUBSCRIPTION_ID_META
+from ...versions import SUBSCRIPTION_ID_META
 from ..authoring.definitions import call_function
-from .bindings import declared
 from ..authoring.errors import ProtocolError
 from ..authoring.registry import Registry
+from .generated import declared
 
-__all__ = ["LIST_CHANGED_FILTERS", "LIST_CHANGED_METHODS", "Listeners", "NotificationRelay"]
+__all__ = ["LIST_CHANGED_FILTERS", "LIST_CHANGED_METHODS", "Audience", "ListenOnly", "Listeners", "NotificationRelay"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +69,10 @@ class _Subscription:
 
 
 class Listeners:
-    """The ``subscriptions/listen`` requests open on one connection."""
+    """The ``subscriptions/listen`` requests open on one connection (over HTTP: of one modern exchange).
+    ``session``: where their notifications go."""
 
-    def __init__(self, server: Registry, session: Callable[[], Session]) -> None:
+    def __init__(self, server: Registry, session: Callable[[], OutgoingSession]) -> None:
         self._server, self._session = server, session
         self._open: dict[RequestId, _Subscription] = {}
         self._closed = anyio.Event()
@@ -155,3 +157,32 @@ class Listeners:
             await self.deliver(capability, method, None)
         for uri in sorted({uri for subscription in list(self._open.values()) for uri in subscription.uris}):
             await self.deliver("resources.subscribe", "notifications/resources/updated", {"uri": uri})
+
+
+class Audience(Protocol):
+    """What ``Server`` reaches with its change notifications (``Server.connections``): a legacy connection (its
+    client, and the listen requests open on it: ``connection.ServerConnection``) or the listen request of one modern
+    HTTP exchange (``ListenOnly``)."""
+
+    @property
+    def listeners(self) -> Listeners: ...
+
+    async def notify(self, capability: str, method: str, params: dict[str, Any] | None) -> None: ...
+
+    async def notify_resource_updated(self, uri: str) -> None: ...
+
+
+class ListenOnly:
+    """The ``Audience`` of a modern ``subscriptions/listen`` request over HTTP, which has no connection: only its
+    ``listeners`` are reached."""
+
+    __slots__ = ("listeners",)
+
+    def __init__(self, listeners: Listeners) -> None:
+        self.listeners = listeners
+
+    async def notify(self, capability: str, method: str, params: dict[str, Any] | None) -> None:
+        await self.listeners.deliver(capability, method, params)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        await self.listeners.deliver("resources.subscribe", "notifications/resources/updated", {"uri": uri})

@@ -18,31 +18,67 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypedDict
 
 import anyio
 from starlette.applications import Starlette
 from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
+from typing_extensions import Unpack
 
+from ...jsonrpc.envelopes import Request
 from ...jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ...jsonrpc.streams import MessageStream
 from ...transports.http.server.app import StreamableHTTPApp
+from ...transports.http.server.auth import HTTPAuthenticator
+from ...transports.http.server.event_store import EventStore
+from ...transports.http.server.modern import ModernAnswer, ModernCall
+from ...transports.http.server.storage import HTTPStorage
 
-__all__ = ["MCPApp", "MountableServer", "mount_mcp"]
+__all__ = ["MCPApp", "MountOptions", "MountableServer", "mount_mcp"]
 
 logger = logging.getLogger(__name__)
 
 _INNER_PATH: Final = "/"  # the route of the inner StreamableHTTPApp; every request reaches it at this path
 
 
+class MountOptions(TypedDict, total=False):
+    """The options of ``MCPApp`` and ``mount_mcp``: those of ``transports.http.server.app.StreamableHTTPApp`` but
+    ``path`` (``mount_mcp`` takes it; the app answers wherever it is routed) and what the server provides itself.
+    A misspelt one fails in mypy, and at run time with ``StreamableHTTPApp``'s TypeError naming it."""
+
+    json_response: bool
+    allowed_hosts: Collection[str] | None
+    allowed_origins: Collection[str] | None
+    max_body_size: int
+    supported_versions: Collection[str]
+    max_sessions: int
+    ping_interval: float
+    session_idle_timeout: float | None
+    max_requests_in_flight: int
+    max_requests_in_flight_total: int
+    max_batch_size: int
+    resumable: bool
+    event_store: EventStore | None
+    retry_interval: float
+    max_listen_streams: int
+    max_queued_events: int
+    auth: HTTPAuthenticator | None
+    storage: HTTPStorage | None
+
+
 class MountableServer(Protocol):
     """What ``MCPApp`` serves: ``server.Server``."""
 
-    # `*args: Any, **kwargs: Any`: any signature (Server's names its limits), called as in ``_handler`` below.
-    async def serve_stream(self, *args: Any, **kwargs: Any) -> None: ...
+    async def serve_stream(
+        self, stream: MessageStream, *, max_requests_in_flight: int = ..., max_batch_size: int = ...
+    ) -> None: ...
+
+    async def serve_modern(self, request: Request, call: ModernCall) -> ModernAnswer:
+        """One modern request, as one call (``transports.http.server.modern.ModernHandler``)."""
+        ...
 
     def running(self) -> AbstractAsyncContextManager[Any]:
         """One run of the server (its lifespan), which the sessions' ``serve_stream`` calls join."""
@@ -66,7 +102,7 @@ class MCPApp:
     ``before_shutdown`` does).
     """
 
-    def __init__(self, server: MountableServer, **options: Any) -> None:
+    def __init__(self, server: MountableServer, **options: Unpack[MountOptions]) -> None:
         if "path" in options:
             raise TypeError("MCPApp answers wherever it is routed: give the path to mount_mcp, not to MCPApp")
         self.server = server
@@ -74,10 +110,11 @@ class MCPApp:
             "max_requests_in_flight": options.get("max_requests_in_flight", DEFAULT_MAX_REQUESTS_IN_FLIGHT),
             "max_batch_size": options.get("max_batch_size", DEFAULT_MAX_BATCH_SIZE),
         }
+        bound: dict[str, Any] = dict(options)
         bind = getattr(server, "http_auth_options", None)  # binds auth= to the server's tool scopes
         if bind is not None:
-            options = bind(options)
-        self.http = StreamableHTTPApp(self._handler, path=_INNER_PATH, **options)
+            bound = bind(bound)
+        self.http = StreamableHTTPApp(self._handler, modern_handler=server.serve_modern, path=_INNER_PATH, **bound)
         # Serves the lifespan protocol when this app is the top-level one (starlette's Router does it right).
         self._lifespan_router = Router(lifespan=lambda _app: self.running())
         self._depth = 0  # nested `running()` entries; the outermost one owns the task group
@@ -177,7 +214,9 @@ class _MetadataApp:
         await self._http.metadata_endpoint(scope, receive, send)
 
 
-def mount_mcp(app: Starlette | Router, server: MountableServer, path: str = "/mcp", **options: Any) -> MCPApp:
+def mount_mcp(
+    app: Starlette | Router, server: MountableServer, path: str = "/mcp", **options: Unpack[MountOptions]
+) -> MCPApp:
     """Serve ``server`` at ``path`` of ``app`` (a Starlette or FastAPI app, or a Router) and run its session
     manager inside the app's lifespan; returns the ``MCPApp``.
 

@@ -2,8 +2,8 @@
 
 Where it sits: in the ``server`` layer, under ``server.Server`` (whose ``run_http`` / ``run_stdio`` are meant to
 delegate to ``run_http`` / ``run_stdio`` here) and under ``runner`` (``python -m mcpgen_runtime.server.runner``,
-which ``mcpgen dev`` starts). It imports only the standard library and anyio, so that a stdio server does not import
-starlette or uvicorn; the server it runs is anything with ``serve_http`` and ``serve_stdio`` (``Servable``), which
+which ``mcpgen dev`` starts). It imports only the standard library, anyio and the stdio transport's limits, so that a
+stdio server does not import starlette or uvicorn; the server it runs is anything with ``serve_http`` and ``serve_stdio`` (``Servable``), which
 keeps ``server.server`` free to import this module without an import cycle.
 
 The Host check (DNS-rebinding protection, in ``transports.http.server.app``) accepts only local names by default. A
@@ -17,10 +17,28 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from collections.abc import Iterable
-from typing import Any, Final, Protocol, TextIO
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
 
 import anyio
+
+from ...jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
+from ...transports.stdio.ndjson import DEFAULT_MAX_FRAME_BYTES
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ...scaleout.settings import ScaleOutSettings
+    from ...transports.http.server.app import HTTPAppOptions
+
+    class HTTPServingOptions(HTTPAppOptions, total=False):
+        """The options of ``Server.serve_http`` / ``run_http``: the app's (``StreamableHTTPApp``), and how uvicorn
+        serves it (``transports.http.server.app.run_http``). A misspelt one fails in mypy, and at run time with a
+        TypeError naming it (``check_http_options``)."""
+
+        shutdown_timeout: float
+        reuse_port: bool
+
 
 __all__ = [
     "DEFAULT_LOG_LEVEL",
@@ -32,6 +50,7 @@ __all__ = [
     "Servable",
     "allowed_hosts_for",
     "announce",
+    "check_http_options",
     "configure_logging",
     "http_options",
     "run_http",
@@ -52,10 +71,33 @@ DEFAULT_PATH: Final = "/mcp"  # StreamableHTTPApp's default
 class Servable(Protocol):
     """What ``run_http`` and ``run_stdio`` run: ``server.Server``."""
 
-    # `*args: Any, **kwargs: Any`: any signature (Server's has named limits), called as below.
-    async def serve_http(self, *args: Any, **kwargs: Any) -> None: ...
+    async def serve_http(
+        self,
+        host: str = ...,
+        port: int = ...,
+        *,
+        task_status: Any = ...,
+        scale_out: ScaleOutSettings | None = ...,
+        **options: Unpack[HTTPServingOptions],
+    ) -> None: ...
 
-    async def serve_stdio(self, *args: Any, **kwargs: Any) -> None: ...
+    async def serve_stdio(
+        self, *, max_requests_in_flight: int = ..., max_batch_size: int = ..., max_frame_bytes: int = ...
+    ) -> None: ...
+
+
+_SERVING_OPTIONS: Final = frozenset({"shutdown_timeout", "reuse_port"})
+
+
+def check_http_options(options: Mapping[str, object], where: str) -> None:
+    """A ``TypeError`` naming every key of ``options`` that is not an option of ``Server.serve_http`` (the app's and
+    how it is served): what mypy says of a misspelt option, said at run time too, before anything starts."""
+    from ...transports.http.server.app import HTTPAppOptions  # an HTTP server: starlette is needed anyway
+
+    known = HTTPAppOptions.__optional_keys__ | HTTPAppOptions.__required_keys__ | _SERVING_OPTIONS
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"{where}() got unexpected keyword arguments: {', '.join(unknown)}")
 
 
 _handler_marker = "_mcpgen_run_options"  # marks the handler configure_logging installed, so a second call replaces it
@@ -182,8 +224,8 @@ def run_http(
     allowed_hosts_flag: str | None = None,
     workers: int | None = None,
     redis: str | None = None,
-    scale_out: Any = None,
-    **options: Any,
+    scale_out: ScaleOutSettings | None = None,
+    **options: Unpack[HTTPServingOptions],
 ) -> None:
     """What ``Server.run_http`` does: configure logging, serve ``server`` over streamable HTTP until interrupted,
     announcing its URL on stderr; ``allowed_hosts`` follows ``host`` (see ``http_options``; a command line passes
@@ -193,6 +235,7 @@ def run_http(
     through Redis (``scaleout``); with more than one worker, ``scaleout.supervisor`` forks them, all on ``port``.
     Bad settings, a bad URL or an unreachable Redis: one ``error:`` line on stderr and ``SystemExit(2)``.
     """
+    check_http_options(options, "run_http")
     configure_logging(log_level)
     try:
         settings = scale_out_settings(workers, redis, scale_out)
@@ -203,7 +246,7 @@ def run_http(
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None
-    completed = http_options(host, options, allowed_hosts_flag=allowed_hosts_flag)
+    completed = http_options(host, dict(options), allowed_hosts_flag=allowed_hosts_flag)
     if not settings.shared:
         anyio.run(functools.partial(server.serve_http, host, port, **completed))
     elif settings.workers == 1:
@@ -233,7 +276,21 @@ def _run_workers(server: Servable, host: str, port: int, settings: Any, options:
         raise SystemExit(code)
 
 
-def run_stdio(server: Servable, *, log_level: str | int | None = DEFAULT_LOG_LEVEL, **options: Any) -> None:
-    """What ``Server.run_stdio`` does: configure logging (on stderr), serve one client over stdin/stdout."""
+def run_stdio(
+    server: Servable,
+    *,
+    log_level: str | int | None = DEFAULT_LOG_LEVEL,
+    max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+    max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+) -> None:
+    """What ``Server.run_stdio`` does: configure logging (on stderr), serve one client over stdin/stdout. The limits:
+    see ``Server.serve_stdio``."""
     configure_logging(log_level)
-    anyio.run(functools.partial(server.serve_stdio, **options))
+    serve = functools.partial(
+        server.serve_stdio,
+        max_requests_in_flight=max_requests_in_flight,
+        max_batch_size=max_batch_size,
+        max_frame_bytes=max_frame_bytes,
+    )
+    anyio.run(serve)

@@ -4,7 +4,7 @@ Where it sits: in the ``transports`` layer; implements ``jsonrpc.streams.Message
 ``jsonrpc.session.Session``. ``NDJSONStream`` does the framing over any anyio byte streams; ``stdio_server_stream``
 wires it to this process's stdin/stdout (the server side) and ``open_subprocess_stream`` to a child's pipes (the
 client side); the byte streams under it (pipes used from the event loop, files on threads) are in
-``stdio_streams``. MCP stdio rules: one JSON-RPC message per line, UTF-8, no embedded newlines, and nothing but
+``pipes``. MCP stdio rules: one JSON-RPC message per line, UTF-8, no embedded newlines, and nothing but
 protocol on stdout (logs go to stderr).
 """
 

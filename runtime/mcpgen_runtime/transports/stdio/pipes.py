@@ -1,9 +1,9 @@
 """The byte streams under the stdio transport's ``NDJSONStream``: pipes read and written on the event loop
 (``PipeStream``, with ``LoopReader`` on asyncio), and blocking files (a terminal, a regular file) on threads.
 
-Where it sits: in the ``transports`` layer, below ``stdio`` (split out of it: how bytes move, where ``stdio`` is
-about frames and processes). ``file_byte_streams`` picks the right pair for this process's stdin/stdout;
-``stdio.open_subprocess_stream`` uses ``PipeStream`` for a child's pipes.
+Where it sits: in ``transports.stdio``, below ``ndjson`` (this module is how bytes move; ``ndjson`` is about frames
+and processes). ``file_byte_streams`` picks the right pair for this process's stdin/stdout;
+``ndjson.open_subprocess_stream`` uses ``PipeStream`` for a child's pipes.
 """
 
 from __future__ import annotations

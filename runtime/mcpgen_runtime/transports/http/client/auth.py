@@ -1,6 +1,6 @@
-"""The auth hook of the streamable HTTP client (``http_client``): what a 401/403 looks like to it, and what it must do.
+"""The auth hook of the streamable HTTP client (``stream``): what a 401/403 looks like to it, and what it must do.
 
-Where it sits: beside ``http_client`` in transports, below the client. The OAuth provider that implements
+Where it sits: beside ``stream`` in ``transports.http.client``, below the client. The OAuth provider that implements
 ``HTTPAuth`` lives in ``client.auth`` (the transport only knows this small protocol); ``AuthChallenge`` is the
 parsed ``WWW-Authenticate`` of a refusal, and ``unauthorized_challenge`` recovers it from the error response the
 transport delivers when the hook cannot resolve a refusal (the typed client raises ``AuthorizationError`` from it).

@@ -1,7 +1,7 @@
 """The request metadata headers a streamable HTTP client sends in MCP 2026-07-28 (the "modern" era), read off the
 JSON-RPC request itself.
 
-Where it sits: in the ``transports`` layer, used by ``http_client`` for every POST whose request carries the
+Where it sits: in the ``transports`` layer, used by ``stream`` for every POST whose request carries the
 ``_meta`` protocol version (``io.modelcontextprotocol/protocolVersion``), and by ``client`` to encode the
 ``Mcp-Param-{Name}`` values it mirrors from tool arguments. No httpx2 here, so the client imports it freely.
 
@@ -54,7 +54,7 @@ def encode_header_value(value: str) -> str:
 
 
 def meta_protocol_version(params: Any) -> str | None:
-    """The ``_meta`` protocol version of a request's params: set on every modern request, absent in the handshake
+    """The ``_meta`` protocol version of a request's params: set on every modern request, absent in the legacy
     era (which is how the transport tells the two apart, request by request)."""
     meta = params.get("_meta") if isinstance(params, dict) else None
     version = meta.get(PROTOCOL_VERSION_META) if isinstance(meta, dict) else None

@@ -1,7 +1,8 @@
 """The MCP streamable HTTP transport, client side (spec 2025-03-26 and later): a ``MessageStream`` over httpx2.
 
-Where it sits: beside ``stdio`` under ``session`` (``open_http_stream(url)`` is the HTTP counterpart of
-``open_subprocess_stream``). Each outgoing frame is one POST; the answers (a JSON body, or an SSE stream carrying
+Where it sits: in ``transports.http.client``, beside ``transports.stdio`` (``open_http_stream(url)`` is the HTTP
+counterpart of ``open_subprocess_stream``); what the server sends goes through an ``inbox.Inbox`` on its way to
+``receive``, and SSE resumption follows ``resume.SSEReconnect``. Each outgoing frame is one POST; the answers (a JSON body, or an SSE stream carrying
 the server's related requests/notifications and then the responses) and the messages of the standalone GET stream
 all come out of ``receive``, one frame per JSON-RPC message. The transport reads just enough of the frames passing
 through to keep the wire state: the ``Mcp-Session-Id`` of the ``initialize`` answer, the negotiated
@@ -11,22 +12,22 @@ stream) and ``notifications/cancelled`` (time to drop the cancelled request's PO
 Every request POST ends with an answer for each of its ids, never with a silent wait:
 
 - an answer that cannot be delivered (not JSON, over ``max_message_bytes``, an object with the id but neither
-  ``result`` nor ``error``) fails its request at once (``delivery.undeliverable_frame``, which the typed client
+  ``result`` nor ``error``) fails its request at once (``undeliverable.undeliverable_frame``, which the typed client
   raises as ``MalformedResponseError``); damage that names no id fails every request of that POST still waiting;
 - an SSE stream the server closes (or that breaks) before the answer is resumed (MCP 2025-11-25): after the
-  ``retry:`` the server sent, GET with ``Last-Event-ID``, within the bounds of ``delivery.SSEReconnect``; the
+  ``retry:`` the server sent, GET with ``Last-Event-ID``, within the bounds of ``resume.SSEReconnect``; the
   standalone GET stream is resumed the same way;
 - anything else (HTTP errors, a 202, a stream that cannot be resumed) becomes an error response with the request's
   id, so the session's call raises ``JSONRPCError`` instead of waiting for its timeout.
 
-Modern requests (MCP 2026-07-28: their ``_meta`` names the protocol version; ``mcp_headers``) are told apart frame
+Modern requests (MCP 2026-07-28: their ``_meta`` names the protocol version; ``headers``) are told apart frame
 by frame and sent statelessly: no ``Mcp-Session-Id`` (one a server sends back is ignored), the request metadata
 headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, and the ``Mcp-Param-*`` the typed client supplies
 through ``param_headers``), no GET stream, no resumption, and cancellation by closing the request's POST instead of
 sending ``notifications/cancelled``. A 4xx body's JSON-RPC error keeps its ``data`` (a -32022 lists the server's
 versions there).
 
-Authorization plugs in through ``auth`` (``http_client_auth.HTTPAuth``): its headers go on every request; a 401, or
+Authorization plugs in through ``auth`` (``auth.HTTPAuth``): its headers go on every request; a 401, or
 a 403 ``insufficient_scope``, goes to it, and the request is sent again once it has authorized (``max_auth_retries``
 times at most); any 401/403 left unresolved (or with no hook) fails the request with the challenge in the error's
 data, which the typed client raises as ``AuthorizationError``.
@@ -38,10 +39,8 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -51,28 +50,17 @@ from anyio.abc import TaskGroup, TaskStatus
 from ....jsonrpc.envelopes import (
     Batch,
     ErrorCode,
-    ErrorResponse,
     Invalid,
     Notification,
     Request,
     RequestId,
-    Response,
-    classify,
     decode_frame,
-    encode_frame,
-    error_response,
     is_request_id,
-)
-from ...delivery import (
-    DEFAULT_MAX_MESSAGE_BYTES,
-    SSEReconnect,
-    incomplete,
-    malformed,
-    strict_loads,
-    undeliverable_frame,
 )
 from .auth import DEFAULT_MAX_AUTH_RETRIES, AuthChallenge, HTTPAuth
 from .headers import meta_protocol_version, standard_headers
+from .inbox import DEFAULT_MAX_MESSAGE_BYTES, Failure, Inbox
+from .resume import ReconnectAttempts, SSEReconnect, StreamPosition
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTPClientStream", "ParamHeaders", "SSEReconnect", "open_http_stream"]
 
@@ -84,39 +72,8 @@ LAST_EVENT_ID_HEADER: Final = "last-event-id"
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
 
-# (code, message) or (code, message, data): the error response an unanswered request gets.
-_Failure = tuple[int, str] | tuple[int, str, Any]
 # The client's hook for the Mcp-Param-{Name} headers of one modern request: (method, params) -> headers.
 ParamHeaders = Callable[[str, Mapping[str, Any]], Mapping[str, str]]
-
-
-@dataclass(slots=True)
-class _Position:
-    """Where an SSE stream stands: what a reconnection sends as ``Last-Event-ID``, and how long it waits first."""
-
-    last_event_id: str | None = None
-    retry_ms: int | None = None
-    messages: int = 0  # JSON-RPC messages delivered since the last (re)connection
-
-
-@dataclass(slots=True)
-class _Attempts:
-    """Reconnections of one SSE stream, counted against ``SSEReconnect``'s bounds."""
-
-    policy: SSEReconnect
-    failed: int = 0  # in a row that could not open a stream
-    idle: int = 0  # in a row that delivered no JSON-RPC message (failed ones included)
-
-    def record(self, status: int, messages: int) -> None:
-        self.failed = 0 if status == 200 else self.failed + 1
-        self.idle = 0 if messages else self.idle + 1
-
-    def exhausted(self) -> str | None:
-        if self.failed >= self.policy.max_failures:
-            return f"{self.failed} reconnection(s) in a row failed"
-        if self.idle >= self.policy.max_reconnects:
-            return f"{self.idle} reconnection(s) in a row brought no message"
-        return None
 
 
 class HTTPClientStream:
@@ -140,7 +97,6 @@ class HTTPClientStream:
         self._max_auth_retries = max_auth_retries
         self._auth_headers: dict[str, str] = {}
         self.session_id: str | None = None
-        self.protocol_version: str | None = None
         self._client = client
         self._headers = dict(headers or {})
         self._terminate_on_close = terminate_on_close
@@ -151,12 +107,8 @@ class HTTPClientStream:
         self.param_headers: ParamHeaders | None = None
         # Requests sent in the modern era (2026-07-28): stateless POSTs, cancelled by closing their stream.
         self._modern: set[RequestId] = set()
-        # Unbounded: the HTTP readers must never wait on the session (it may be busy sending on our POST lock).
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](math.inf)
-        self._initialize_ids: set[RequestId] = set()
+        self._inbox = Inbox()  # what the server sends, on its way to `receive`
         self._posts: dict[RequestId, anyio.CancelScope] = {}  # request POSTs in flight, to drop on cancellation
-        # Each request in flight -> the set of its POST's unanswered ids (an answer may come on any stream).
-        self._waiting: dict[RequestId, set[RequestId]] = {}
         self._get_started = False
         self._closed = False
         self._stop = anyio.Event()
@@ -172,11 +124,13 @@ class HTTPClientStream:
 
     # -- MessageStream ---------------------------------------------------------------------------------------------
 
+    @property
+    def protocol_version(self) -> str | None:
+        """The version the server answered ``initialize`` with (sent back as ``MCP-Protocol-Version``)."""
+        return self._inbox.protocol_version
+
     async def receive(self) -> bytes:
-        try:
-            return await self._in_receive.receive()
-        except anyio.ClosedResourceError:
-            raise anyio.EndOfStream from None
+        return await self._inbox.receive()
 
     async def send(self, frame: bytes) -> None:
         if self._closed or self._tg is None:
@@ -184,16 +138,13 @@ class HTTPClientStream:
         decoded = decode_frame(frame)
         items = decoded.items if isinstance(decoded, Batch) else (decoded,)
         ids = [item.id for item in items if isinstance(item, Request)]
-        self._initialize_ids.update(
-            item.id for item in items if isinstance(item, Request) and item.method == "initialize"
-        )
         if ids:
             # Requests run as tasks: their answers may take long, and many may be in flight at once.
+            initialize = [item.id for item in items if isinstance(item, Request) and item.method == "initialize"]
+            remaining = self._inbox.expect(ids, initialize)
             scope = anyio.CancelScope()
-            remaining = set(ids)
             for request_id in ids:
                 self._posts[request_id] = scope
-                self._waiting[request_id] = remaining
             modern = None
             if isinstance(decoded, Request):
                 modern = self._modern_headers(decoded)
@@ -217,8 +168,8 @@ class HTTPClientStream:
                     post.cancel()
 
     def _modern_headers(self, request: Request) -> dict[str, str] | None:
-        """The headers of a modern request (its ``_meta`` names the protocol version), or None for one of the
-        handshake era. Modern requests carry no session: each is its own stateless POST."""
+        """The headers of a modern request (its ``_meta`` names the protocol version), or None for a legacy
+        one. Modern requests carry no session: each is its own stateless POST."""
         version = meta_protocol_version(request.params)
         if version is None:
             return None
@@ -255,7 +206,7 @@ class HTTPClientStream:
                         logger.info("DELETE of session %s answered %s", self.session_id, response.status_code)
                 except httpx2.HTTPError as exc:
                     logger.info("could not end session %s: %r", self.session_id, exc)
-        self._in_send.close()
+        self._inbox.close()
 
     # -- HTTP ------------------------------------------------------------------------------------------------------
 
@@ -271,7 +222,7 @@ class HTTPClientStream:
         """A 404 once we have a session means the server ended it: end the stream so the session notices."""
         if status == 404 and self.session_id is not None:
             logger.info("the server ended session %s", self.session_id)
-            self._in_send.close()
+            self._inbox.close()
             return True
         return False
 
@@ -319,8 +270,8 @@ class HTTPClientStream:
         scope: anyio.CancelScope,
         modern: dict[str, str] | None = None,
     ) -> None:
-        failure: _Failure | None = (ErrorCode.CONNECTION_CLOSED, "connection closed before the response arrived")
-        position = _Position()
+        failure: Failure | None = (ErrorCode.CONNECTION_CLOSED, "connection closed before the response arrived")
+        position = StreamPosition()
         with scope:
             try:
                 for attempt in range(self._max_auth_retries + 1):
@@ -342,31 +293,26 @@ class HTTPClientStream:
             except httpx2.HTTPError as exc:
                 failure = (ErrorCode.CONNECTION_CLOSED, f"HTTP request failed: {exc!r}")
             finally:
+                self._inbox.forget(ids, remaining)
                 for request_id in ids:
                     self._modern.discard(request_id)
                     if self._posts.get(request_id) is scope:
                         del self._posts[request_id]
-                    if self._waiting.get(request_id) is remaining:
-                        del self._waiting[request_id]
         if scope.cancel_called:
             return  # the session cancelled these requests; it waits for no answer
         if failure is None:
             failure = (ErrorCode.CONNECTION_CLOSED, "the server ended the response without answering")
-        for request_id in list(remaining):  # a copy: answering discards from `remaining`
-            # The session must not wait forever for an answer that cannot come.
-            remaining.discard(request_id)
-            error = error_response(request_id, *failure)
-            self._pass_on(encode_frame(error), error)
+        self._inbox.fail_unanswered(remaining, failure)
 
     async def _read_answer(
         self,
         response: httpx2.Response,
         ids: list[RequestId],
         remaining: set[RequestId],
-        position: _Position,
+        position: StreamPosition,
         *,
         stateless: bool = False,
-    ) -> _Failure | None:
+    ) -> Failure | None:
         """Deliver the answers of one request POST. Returns the error for the ids left unanswered, or None when an
         SSE stream ended early (``position`` then says where to resume it). A ``stateless`` (modern) POST never
         sets the session: a session id a server sends with it is ignored, as 2026-07-28 has none."""
@@ -392,9 +338,9 @@ class HTTPClientStream:
             try:
                 body = await self._read_body(response, self._max_message_bytes)
             except ValueError as exc:
-                self._fail(remaining, str(exc))
+                self._inbox.fail(remaining, str(exc))
             else:
-                self._deliver(body, remaining)
+                self._inbox.deliver(body, remaining)
             return ErrorCode.CONNECTION_CLOSED, "the server's JSON answer did not answer the request"
         if content_type == SSE:
             return await self._read_events(response, remaining, position)
@@ -411,8 +357,8 @@ class HTTPClientStream:
         return bytes(body)
 
     async def _read_events(
-        self, response: httpx2.Response, remaining: set[RequestId] | None, position: _Position
-    ) -> _Failure | None:
+        self, response: httpx2.Response, remaining: set[RequestId] | None, position: StreamPosition
+    ) -> Failure | None:
         """Deliver the messages of one SSE response until it ends (or, for a request's stream, until every id is
         answered). A stream that breaks off counts as ended: whether it can be resumed is the caller's business."""
         try:
@@ -421,7 +367,7 @@ class HTTPClientStream:
                 position.retry_ms = event.retry if event.retry is not None else position.retry_ms
                 if event.event == "message" and event.data:
                     position.messages += 1
-                    self._deliver(event.data.encode(), remaining)
+                    self._inbox.deliver(event.data.encode(), remaining)
                 if remaining is not None and not remaining:
                     return None  # all answered: the server ends the stream too, but we need not wait for it
         except httpx2.SSEError as exc:
@@ -429,19 +375,19 @@ class HTTPClientStream:
             if remaining is None:
                 logger.warning("dropped a message on the GET stream: %s", exc)
                 return ErrorCode.INTERNAL_ERROR, str(exc)
-            self._fail(remaining, f"an SSE event over the {self._max_message_bytes}-byte limit")
+            self._inbox.fail(remaining, f"an SSE event over the {self._max_message_bytes}-byte limit")
         except httpx2.HTTPError as exc:
             logger.debug("SSE stream broke off: %r", exc)
         return None
 
-    async def _resume(self, remaining: set[RequestId], position: _Position) -> _Failure | None:
+    async def _resume(self, remaining: set[RequestId], position: StreamPosition) -> Failure | None:
         """Resume a request's SSE stream with GET and ``Last-Event-ID`` until its ids are answered (or give up)."""
         if position.last_event_id is None:
             return (
                 ErrorCode.CONNECTION_CLOSED,
                 "the server ended the response stream before answering, with no event id to resume from",
             )
-        attempts = _Attempts(self._reconnect)
+        attempts = ReconnectAttempts(self._reconnect)
         while remaining:
             if (exhausted := attempts.exhausted()) is not None:
                 return ErrorCode.CONNECTION_CLOSED, f"gave up resuming the response stream: {exhausted}"
@@ -456,7 +402,7 @@ class HTTPClientStream:
             attempts.record(status, position.messages)
         return None
 
-    async def _reconnect_once(self, remaining: set[RequestId] | None, position: _Position) -> int:
+    async def _reconnect_once(self, remaining: set[RequestId] | None, position: StreamPosition) -> int:
         """One GET (with ``Last-Event-ID`` when there is one) whose messages are delivered; its HTTP status, or 0
         when it could not be made."""
         await self._refresh_auth()
@@ -481,7 +427,7 @@ class HTTPClientStream:
     async def _get_stream(self) -> None:
         """The standalone server->client stream: opened after initialization if the server offers it, and resumed
         (``Last-Event-ID``, after the server's ``retry:``) when it ends, within ``SSEReconnect``'s bounds."""
-        position, attempts = _Position(), _Attempts(self._reconnect)
+        position, attempts = StreamPosition(), ReconnectAttempts(self._reconnect)
         status = await self._reconnect_once(None, position)
         while status not in (404, 405, 409) and (status == 200 or attempts.failed) and not self._closed:
             # The stream ended, or a reconnection failed: come back for the rest, within bounds.
@@ -494,64 +440,6 @@ class HTTPClientStream:
         # 405: the server offers no GET stream; 409: one is open already; 404: the session is gone.
         logger.debug("GET stream ended: HTTP %s", status)
 
-    # -- answers ---------------------------------------------------------------------------------------------------
-
-    def _fail(self, ids: set[RequestId], reason: str) -> None:
-        """Fail requests whose answer arrived but cannot be delivered, at once."""
-        for request_id in list(ids):
-            logger.warning("the answer to request %r cannot be delivered: %s", request_id, reason)
-            self._answered(request_id)
-            ids.discard(request_id)
-            frame = undeliverable_frame(request_id, reason)
-            self._pass_on(frame, json.loads(frame))
-
-    def _answered(self, request_id: RequestId) -> None:
-        remaining = self._waiting.pop(request_id, None)
-        if remaining is not None:
-            remaining.discard(request_id)
-
-    def _deliver(self, data: bytes, remaining: set[RequestId] | None) -> None:
-        """Pass one answer body / SSE message on to ``receive``, or fail the requests it cannot answer. ``remaining``
-        is the unanswered ids of the request stream it came on (None: the standalone GET stream)."""
-        value: Any = None
-        try:
-            value = strict_loads(data)
-        except (ValueError, RecursionError):
-            verdict = malformed(data)
-        else:
-            verdict = incomplete(value)
-        if verdict is None:
-            self._pass_on(data, value)
-            return
-        target = verdict.request_id
-        if target is not None and target in self._waiting:
-            self._fail({target}, verdict.reason)
-        elif verdict.malformed and remaining:
-            # Damage with no readable id, on the stream that carries these requests' answers: any of them.
-            self._fail(remaining, verdict.reason)
-        elif verdict.malformed:
-            logger.warning("dropping a malformed message from the server: %r", data[:200])
-        else:
-            self._pass_on(data, value)  # an id nobody waits for: the session answers it as an invalid request
-
-    def _pass_on(self, data: bytes, value: Any = None) -> None:
-        """One frame per message (batches are split: the session would refuse an array of responses). ``value`` is
-        ``data`` parsed, when it parsed (else the frame goes on as it is, for the session to answer)."""
-        items = value if isinstance(value, list) and value else [value]
-        for item in items:
-            message = classify(item)
-            if isinstance(message, Response | ErrorResponse) and message.id is not None:
-                self._answered(message.id)
-                if message.id in self._initialize_ids and isinstance(message, Response):
-                    self._initialize_ids.discard(message.id)
-                    version = message.result.get("protocolVersion") if isinstance(message.result, dict) else None
-                    # Before the frame is passed on: the session's next message must carry the header already.
-                    self.protocol_version = version if isinstance(version, str) else None
-            try:
-                self._in_send.send_nowait(data if item is value else encode_frame(item))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-
 
 @asynccontextmanager
 async def open_http_stream(
@@ -563,14 +451,17 @@ async def open_http_stream(
     http_client: httpx2.AsyncClient | None = None,
     terminate_on_close: bool = True,
     auth: HTTPAuth | None = None,
-    **options: Any,
+    max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
+    reconnect: SSEReconnect | None = None,
+    close_timeout: float = 5.0,
+    max_auth_retries: int = DEFAULT_MAX_AUTH_RETRIES,
 ) -> AsyncIterator[HTTPClientStream]:
     """A ``MessageStream`` to the streamable HTTP MCP endpoint ``url`` (e.g. ``http://127.0.0.1:8000/mcp``).
 
     ``headers`` go on every request. ``auth`` is the auth hook (an ``HTTPAuth``, e.g. ``client.auth.OAuthProvider``).
     ``sse_read_timeout`` bounds the silence on an SSE stream; ``http_client`` replaces the default client (its own
-    timeouts then apply). ``options`` go to ``HTTPClientStream`` (``max_message_bytes``, ``reconnect``,
-    ``close_timeout``, ``max_auth_retries``). On exit the session is ended with DELETE (unless
+    timeouts then apply). ``max_message_bytes``, ``reconnect``, ``close_timeout`` and ``max_auth_retries`` are those
+    of ``HTTPClientStream``. On exit the session is ended with DELETE (unless
     ``terminate_on_close`` is false). An exception raised in the ``async with`` body comes out as itself, not
     wrapped in an ``ExceptionGroup`` by the task group that runs the POSTs.
     """
@@ -582,7 +473,15 @@ async def open_http_stream(
     try:
         async with anyio.create_task_group() as tg:
             stream = HTTPClientStream(
-                url, client, headers=headers, terminate_on_close=terminate_on_close, auth=auth, **options
+                url,
+                client,
+                headers=headers,
+                terminate_on_close=terminate_on_close,
+                close_timeout=close_timeout,
+                max_message_bytes=max_message_bytes,
+                reconnect=reconnect,
+                auth=auth,
+                max_auth_retries=max_auth_retries,
             )
             await tg.start(stream._run)
             try:

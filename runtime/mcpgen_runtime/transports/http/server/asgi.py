@@ -1,7 +1,7 @@
-"""Plain ASGI for the streamable HTTP server: the request as ``http_server`` reads it, the simple answers it sends,
+"""Plain ASGI for the streamable HTTP server: the request as ``app`` reads it, the simple answers it sends,
 and the watch for a client that goes away while its answer is pending.
 
-Where it sits: in the ``transports`` layer, under ``http_server`` and ``http_sse``. Written against ASGI directly
+Where it sits: in the ``transports`` layer, under ``app`` and ``sse``. Written against ASGI directly
 rather than starlette's ``Request`` / ``Response`` / routing, because this is the per-request path of the server:
 headers are decoded once into a dict (starlette's ``Headers.get`` scans and decodes the list on every lookup), the
 answer is two ``send`` calls, and no middleware stack runs in between.

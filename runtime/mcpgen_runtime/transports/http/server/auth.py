@@ -1,6 +1,6 @@
 """The streamable HTTP server's authorization hook: what the transport asks of whoever protects the endpoint.
 
-Where it sits: in the ``transports`` layer, used by ``http_server``; it imports nothing of the server layer, which
+Where it sits: in the ``transports`` layer, used by ``app``; it imports nothing of the server layer, which
 provides the implementation (``server.auth.BearerAuth`` bound to a server). The transport calls it in three places:
 
 - ``metadata(path)`` for a GET of any path: a JSON document to serve there (RFC 9728 protected resource metadata at

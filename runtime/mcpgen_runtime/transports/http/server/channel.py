@@ -1,7 +1,7 @@
 """The queue between what a session sends and one live HTTP response that carries it: ``Channel`` of ``Event``s.
 
-Where it sits: at the bottom of the streamable HTTP server (``http_session`` pushes into it, ``http_sse`` takes
-from it; ``http_modern`` and ``scaleout``'s Redis tails push too). Pushing never blocks, so one slow HTTP client
+Where it sits: at the bottom of the streamable HTTP server (``session`` pushes into it, ``sse`` takes
+from it; ``modern`` and ``scaleout``'s Redis tails push too). Pushing never blocks, so one slow HTTP client
 cannot stall the session's shared send lock; instead the queue is bounded (``max_queued``, default
 ``DEFAULT_MAX_QUEUED_EVENTS``): a client that falls that far behind has its connection ended: what is queued still
 goes out, then the end, and nothing more is queued (memory stays bounded by ``max_queued`` events). What comes

@@ -1,10 +1,11 @@
 """Where the streamable HTTP server keeps the SSE events it sent, so that a client that lost a stream can come back
 with ``Last-Event-ID`` and get what it missed (spec 2025-11-25, basic/transports, "Resumability and Redelivery").
 
-Where it sits: in the ``transports`` layer, used by ``http_session`` (which stores every message it sends on an SSE
-stream, and the priming events) and ``http_server`` (which replays on a GET with ``Last-Event-ID``). ``EventStore``
-is the interface: a store shared by several server processes (Redis, a database) implements its two methods.
-``InMemoryEventStore`` is the default, bounded in events per stream, in events and bytes overall, and in age.
+Where it sits: in the ``transports`` layer, one of the storage interfaces of ``storage.HTTPStorage``, used by
+``session`` (which stores every message it sends on an SSE stream, and the priming events) and ``legacy`` (which
+replays on a GET with ``Last-Event-ID``). ``EventStore`` is the interface: a store shared by several server
+processes (``scaleout.redis_events``, a database) implements its two methods. ``InMemoryEventStore`` is the
+default, bounded in events per stream, in events and bytes overall, and in age.
 
 Event ids are the store's business, with two rules from the spec: unique across every stream the store holds, and
 enough to find the stream again. The server checks that a replayed stream belongs to the session asking for it.
@@ -122,6 +123,19 @@ class InMemoryEventStore:
         if len(self._order) > 2 * self.max_events:
             self._order = deque(item for item in self._order if item[1].kept)
         return f"{stream_id}{_SEPARATOR}{entry.seq}"
+
+    def events_after(self, stream_id: str, seq: int) -> list[StoredEvent] | None:
+        """The events of ``stream_id`` kept after number ``seq`` (0: all), oldest first; None for an unknown stream
+        (``memory.InMemoryStreamTails`` follows streams with it)."""
+        entries = self._streams.get(stream_id)
+        if entries is None:
+            return None
+        self._expire(time.monotonic())
+        return [
+            StoredEvent(f"{stream_id}{_SEPARATOR}{entry.seq}", entry.message)
+            for entry in entries
+            if entry.seq > seq and entry.message is not None
+        ]
 
     async def replay_after(self, last_event_id: str) -> Replay | None:
         stream_id, _, seq_text = last_event_id.rpartition(_SEPARATOR)

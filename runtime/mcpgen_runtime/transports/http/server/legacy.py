@@ -1,29 +1,42 @@
-"""The handshake era (MCP 2025-03-26 to 2025-11-25) of the streamable HTTP server: its sessions.
+"""The legacy era (MCP 2024-11-05 to 2025-11-25) of the streamable HTTP server: its sessions, ``LegacyEra``.
 
-Where it sits: in the ``transports`` layer, a part of ``http_server.StreamableHTTPApp`` (which inherits it and
-routes to it every request of that era; the stateless 2026-07-28 era is ``http_modern``). Here: ``initialize``
-creating a session, a POST to a session (answered as JSON or an SSE stream, the request handed to the session
-directly when it can be), the standalone GET stream and its resumption with ``Last-Event-ID``, ``DELETE``, and the
-in-flight limits of a session and of the server. The app's ``__init__`` sets the attributes declared below.
+Where it sits: in the ``transports`` layer, a part composed into ``app.StreamableHTTPApp`` (which routes to it every
+request of that era; the modern era, 2026-07-28, is ``modern``). Here: ``initialize`` creating a session, a POST to
+a session (answered as JSON or an SSE stream, the request handed to the session directly when it can be), the
+standalone GET stream and its resumption with ``Last-Event-ID``, ``DELETE``, and the in-flight limits of a session
+and of the server. The sessions this process holds are ``sessions``; with a ``storage.SessionDirectory``
+(``HTTPStorage.directory``, set by ``scaleout``) they also live in a shared store: a request naming a session held
+elsewhere restores it here, a GET stream may be served from the store, a DELETE ends the session everywhere.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
 
 from ....jsonrpc.envelopes import Batch, ErrorCode, Request
-from .event_store import EventStore
 from .asgi import JSON, SSE, Answer, DisconnectWatch, HTTPRequest, accepts, on_asyncio
 from .auth import AUTH_OWNER_KEY
-from .session import Channel, Event, HTTPSessionStream, InFlightBudget, _error_body
+from .session import DEFAULT_BACKLOG, Channel, Event, HTTPSessionStream, InFlightBudget, error_body
 from .sse import InlineSSE, SSEResponse, sse_bytes
+from .storage import HTTPStorage
+from .stores import StorageUnavailable
 
-__all__ = ["TOO_MANY_REQUESTS_IN_FLIGHT", "SessionEra", "error_answer"]
+__all__ = [
+    "LAST_EVENT_ID_HEADER",
+    "PROTOCOL_VERSION_HEADER",
+    "SESSION_ID_HEADER",
+    "TOO_MANY_REQUESTS_IN_FLIGHT",
+    "LegacyAnswer",
+    "LegacyEra",
+    "error_answer",
+    "session_headers",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +48,7 @@ LAST_EVENT_ID_HEADER: Final = "last-event-id"
 # REQUEST_CANCELLED (-32800).
 TOO_MANY_REQUESTS_IN_FLIGHT: Final = -32810
 
-_Answer = Answer | SSEResponse | InlineSSE | None  # None: the client is gone, nothing to send
+LegacyAnswer = Answer | SSEResponse | InlineSSE | None  # None: the client is gone, nothing to send
 
 
 def session_headers(session: HTTPSessionStream | None) -> dict[str, str]:
@@ -52,7 +65,7 @@ def error_answer(
 ) -> Answer:
     """An HTTP error whose body is a JSON-RPC error response (with the session's id header, if any)."""
     all_headers = {**session_headers(session), **(headers or {})}
-    return Answer(_error_body(code, message, request_id), status, all_headers, media_type=JSON)
+    return Answer(error_body(code, message, request_id), status, all_headers, media_type=JSON)
 
 
 async def _collect(channel: Channel, watch: DisconnectWatch) -> list[Event] | None:
@@ -62,33 +75,94 @@ async def _collect(channel: Channel, watch: DisconnectWatch) -> list[Event] | No
     return None if watch.gone else channel.take()
 
 
-class SessionEra:
-    """The handshake era's part of ``StreamableHTTPApp``: see the module docstring."""
+class LegacyEra:
+    """The legacy era's part of ``StreamableHTTPApp`` (see the module docstring). ``handler`` serves each session's
+    stream; ``budget``: the app's in-flight count (shared with the modern era); the other arguments are the app's
+    options of the same names (``StreamableHTTPApp``). Its session handlers run in ``task_group``, which the app
+    sets while it runs. It is the ``storage.SessionHost`` a ``SessionDirectory`` restores sessions into."""
 
-    # Set by StreamableHTTPApp.__init__ (see its options).
-    _handler: Any
-    json_response: bool
-    _supported_versions: frozenset[str]
-    _max_sessions: int
-    _ping_interval: float
-    _idle_timeout: float | None
-    _max_in_flight: int
-    _budget: InFlightBudget
-    _event_store: EventStore | None
-    _retry_ms: int
-    _max_queued_events: int
-    sessions: dict[str, HTTPSessionStream]
-    _opening: int
-    _tg: TaskGroup | None
-    # Whether sessions live in a store shared with other workers (scaleout.shared_app overrides what follows).
-    shares_sessions: bool = False
+    def __init__(
+        self,
+        handler: Callable[[HTTPSessionStream], Awaitable[None]],
+        budget: InFlightBudget,
+        *,
+        storage: HTTPStorage,
+        json_response: bool,
+        supported_versions: frozenset[str],
+        max_sessions: int,
+        ping_interval: float,
+        idle_timeout: float | None,
+        max_requests_in_flight: int,
+        retry_ms: int,
+        max_queued_events: int,
+    ) -> None:
+        self._handler = handler
+        self._budget = budget
+        self.json_response = json_response
+        self._supported_versions = supported_versions
+        self._max_sessions = max_sessions
+        self.ping_interval = ping_interval
+        self.idle_timeout = idle_timeout
+        self._max_in_flight = max_requests_in_flight
+        self.event_store = storage.events
+        self._tails = storage.tails
+        self._directory = storage.directory
+        self.retry_ms = retry_ms
+        self.max_queued_events = max_queued_events
+        self.sessions: dict[str, HTTPSessionStream] = {}
+        self._opening = 0  # sessions whose initialize is being answered
+        self.task_group: TaskGroup | None = None
 
-    async def _shared_session(
-        self, session_id: str, local: HTTPSessionStream | None
-    ) -> HTTPSessionStream | Answer | None:
-        """The session ``session_id`` for a request that names it: ``local`` (this worker's copy), restored from the
-        shared store, None when it has ended or expired everywhere, or the answer when the store fails."""
-        return local
+    # -- the sessions this process holds (storage.SessionHost) ------------------------------------------------------
+
+    def start(self, session: HTTPSessionStream) -> None:
+        """Run ``session``'s connection handler (and its idle expiry) in the app's task group."""
+        if self.task_group is None:
+            raise RuntimeError("StreamableHTTPApp needs its ASGI lifespan to run (uvicorn does; see run_http)")
+        self.task_group.start_soon(self._run_handler, session)
+
+    def spawn(self, work: Callable[[], Awaitable[None]]) -> None:
+        """Run ``work`` in the app's task group (a GET stream served from the store)."""
+        assert self.task_group is not None
+
+        async def run() -> None:
+            await work()
+
+        self.task_group.start_soon(run)
+
+    def keep(self, session: HTTPSessionStream) -> None:
+        """Hold ``session`` (established, or restored) under its id."""
+        self.sessions[session.session_id] = session
+
+    def make_room(self) -> None:
+        """Drop local copies that serve nothing while this process is at ``max_sessions`` (only with a directory:
+        the shared store keeps them)."""
+        excess = len(self.sessions) + self._opening + 1 - self._max_sessions
+        if excess <= 0:
+            return
+        for session in list(self.sessions.values()):
+            if excess <= 0:
+                break
+            if session.idle:
+                session.terminate()
+                excess -= 1
+
+    def close(self) -> None:
+        for session in list(self.sessions.values()):
+            session.terminate()
+
+    async def session_for(self, session_id: str) -> HTTPSessionStream | Answer | None:
+        """The session a request's ``Mcp-Session-Id`` names: held here, restored from the directory (if any), or
+        None; the answer when the shared store fails."""
+        session = self.sessions.get(session_id)
+        if self._directory is None or not session_id:
+            return session
+        try:
+            return await self._directory.find(session_id, session, self)
+        except (StorageUnavailable, TimeoutError) as error:
+            logger.warning("session %s: the session store failed (%s): answered 503", session_id, error)
+            message = "Service Unavailable: the session store does not answer; retry later"
+            return error_answer(503, ErrorCode.INTERNAL_ERROR, message, None, {"Retry-After": "1"})
 
     async def _run_handler(self, session: HTTPSessionStream) -> None:
         watchdog = anyio.CancelScope()
@@ -97,21 +171,18 @@ class SessionEra:
             with watchdog:
                 await session.expire_when_idle()
 
-        if self._idle_timeout is not None and self._tg is not None:
-            self._tg.start_soon(expire_when_idle)
+        if self.idle_timeout is not None and self.task_group is not None:
+            self.task_group.start_soon(expire_when_idle)
         try:
             with session.idle_scope:
                 await self._handler(session)
             if session.idle_scope.cancelled_caught:
-                logger.info("HTTP session %s ended after %s s without requests", session.session_id, self._idle_timeout)
+                logger.info("HTTP session %s ended after %s s without requests", session.session_id, self.idle_timeout)
         except Exception:
             logger.exception("connection handler of HTTP session %s failed", session.session_id)
         finally:
             watchdog.cancel()
             session.terminate()
-
-    def _headers(self, session: HTTPSessionStream | None) -> dict[str, str]:
-        return session_headers(session)
 
     def _find_session(self, request: HTTPRequest) -> HTTPSessionStream | Answer:
         session_id = request.headers.get(SESSION_ID_HEADER)
@@ -129,9 +200,26 @@ class SessionEra:
             return error_answer(400, ErrorCode.INVALID_REQUEST, message, session)
         return session
 
-    def _new_session(self, session_id: str | None = None) -> HTTPSessionStream:
-        """A session under ``session_id`` (a new random id by default), dropped from ``sessions`` when it ends."""
-        session = self._session_stream(session_id or secrets.token_urlsafe(24))
+    def new_session(self, session_id: str | None = None) -> HTTPSessionStream:
+        """A session under ``session_id`` (a new random id by default), dropped from ``sessions`` when it ends; with
+        a directory, its streams are laid out to outlive this process and it gets its mirror."""
+        session_id = session_id or secrets.token_urlsafe(24)
+        directory = self._directory
+        layout = directory.layout(session_id) if directory is not None else None
+        session = HTTPSessionStream(
+            session_id,
+            event_store=self.event_store,
+            retry_ms=self.retry_ms,
+            budget=self._budget,
+            idle_timeout=self.idle_timeout,
+            max_queued_events=self.max_queued_events,
+            tails=self._tails,
+            key=layout.key if layout is not None else None,
+            stream_tag=layout.stream_tag if layout is not None else "",
+            backlog=0 if layout is not None else DEFAULT_BACKLOG,
+        )
+        if directory is not None:
+            directory.new_session(session)
 
         def forget(ended: HTTPSessionStream) -> None:
             if self.sessions.get(ended.session_id) is ended:
@@ -140,19 +228,8 @@ class SessionEra:
         session.on_terminate.append(forget)
         return session
 
-    def _session_stream(self, session_id: str) -> HTTPSessionStream:
-        """The stream of a new session (``scaleout`` makes its sessions shared ones here)."""
-        return HTTPSessionStream(
-            session_id,
-            event_store=self._event_store,
-            retry_ms=self._retry_ms,
-            budget=self._budget,
-            idle_timeout=self._idle_timeout,
-            max_queued_events=self._max_queued_events,
-        )
-
-    async def _post_to_session(self, request: HTTPRequest, body: bytes, decoded: Any, items: Any) -> _Answer:
-        """A POST of the handshake era (its body decoded and checked): ``initialize`` or a session's messages."""
+    async def post(self, request: HTTPRequest, body: bytes, decoded: Any, items: Any) -> LegacyAnswer:
+        """A POST of the legacy era (its body decoded and checked): ``initialize`` or a session's messages."""
         if isinstance(decoded, Request) and decoded.method == "initialize" and SESSION_ID_HEADER not in request.headers:
             return await self._initialize(request, body, decoded)
         found = self._find_session(request)
@@ -176,10 +253,10 @@ class SessionEra:
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return error_answer(404, ErrorCode.INVALID_REQUEST, "Not Found: the session has ended")
             await session.cancel_notified(items)
-            return Answer(status=202, headers=self._headers(session))
+            return Answer(status=202, headers=session_headers(session))
 
         sse = not self.json_response
-        stored = sse and self._event_store is not None
+        stored = sse and self.event_store is not None
         stream = session.open_stream(
             ids, sse=sse, batch=isinstance(decoded, Batch), stored=stored, http_scope=request.scope
         )
@@ -192,7 +269,7 @@ class SessionEra:
             async def on_close(client_gone: bool) -> None:
                 await session.connection_closed(stream, channel, client_gone=client_gone)
 
-            response = SSEResponse(channel, self._headers(session), self._ping_interval, on_close)
+            response = SSEResponse(channel, session_headers(session), self.ping_interval, on_close)
             if single is not None and on_asyncio():
 
                 async def work() -> None:
@@ -224,7 +301,7 @@ class SessionEra:
         if not frames:
             return error_answer(404, ErrorCode.INVALID_REQUEST, "Not Found: the session ended before answering")
         content = b"[" + b",".join(frames) + b"]" if stream.batch else frames[0]
-        return Answer(content, 200, self._headers(session), media_type=JSON)
+        return Answer(content, 200, session_headers(session), media_type=JSON)
 
     def _over_limits(self, session: HTTPSessionStream, count: int, decoded: Any) -> Answer | None:
         """A refusal if ``count`` more requests would exceed the session's or the server's in-flight limit."""
@@ -242,21 +319,23 @@ class SessionEra:
         code = TOO_MANY_REQUESTS_IN_FLIGHT
         return error_answer(status, code, message, session, {"Retry-After": "1"}, request_id)
 
-    async def _initialize(self, request: HTTPRequest, body: bytes, decoded: Request) -> _Answer:
+    async def _initialize(self, request: HTTPRequest, body: bytes, decoded: Request) -> LegacyAnswer:
         """A new session: it is kept (and its id sent) only if the handler answers ``initialize`` with success; a
         refused initialize, or a client that goes away meanwhile, leaves nothing behind. The answer is therefore
         complete before the response starts (an SSE answer carries whatever the handler sent before it)."""
-        if self._tg is None:
+        if self.task_group is None:
             raise RuntimeError("StreamableHTTPApp needs its ASGI lifespan to run (uvicorn does; see run_http)")
+        if self._directory is not None:
+            self.make_room()
         if len(self.sessions) + self._opening >= self._max_sessions:
             return error_answer(503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: too many sessions")
-        session = self._new_session()
-        session.owner = request.scope.get(AUTH_OWNER_KEY)  # only requests of the same owner reach it (http_auth)
+        session = self.new_session()
+        session.owner = request.scope.get(AUTH_OWNER_KEY)  # only requests of the same owner reach it (``auth``)
         self._opening += 1
         established = False
         try:
             with session.busy():
-                self._tg.start_soon(self._run_handler, session)
+                self.start(session)
                 sse = not self.json_response
                 stream = session.open_stream([decoded.id], sse=sse, batch=False, stored=False, http_scope=request.scope)
                 session.initialize_id = decoded.id
@@ -286,13 +365,13 @@ class SessionEra:
         frames = [event.frame for event in collected if event.frame is not None]
         if not frames:
             return error_answer(500, ErrorCode.INTERNAL_ERROR, "Internal error: the session ended before answering")
-        headers = self._headers(session if established else None)
+        headers = session_headers(session if established else None)
         if self.json_response:
             return Answer(frames[-1], 200, headers, media_type=JSON)
         content = b"".join(sse_bytes(event) for event in collected)
         return Answer(content, 200, {"Cache-Control": "no-cache, no-transform", **headers}, media_type=SSE)
 
-    async def _get(self, request: HTTPRequest) -> _Answer:
+    async def get(self, request: HTTPRequest) -> LegacyAnswer:
         if not accepts(request.headers.get("accept", ""))[1]:
             return error_answer(
                 406, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept text/event-stream"
@@ -302,7 +381,11 @@ class SessionEra:
             return found
         session = found
         last_event_id = request.headers.get(LAST_EVENT_ID_HEADER)
-        if last_event_id and self._event_store is not None:
+        if self._directory is not None:
+            served = await self._directory.get_stream(session, last_event_id or None, self)
+            if served is not None:
+                return served
+        if last_event_id and self.event_store is not None:
             return await self._resume(session, last_event_id)
         if session.standalone_open:
             return error_answer(409, ErrorCode.INVALID_REQUEST, "Conflict: a GET stream is already open", session)
@@ -311,12 +394,12 @@ class SessionEra:
         async def on_close(client_gone: bool) -> None:
             await session.connection_closed(session.standalone, channel, client_gone=client_gone)
 
-        return SSEResponse(channel, self._headers(session), self._ping_interval, on_close)
+        return SSEResponse(channel, session_headers(session), self.ping_interval, on_close)
 
-    async def _resume(self, session: HTTPSessionStream, last_event_id: str) -> _Answer:
+    async def _resume(self, session: HTTPSessionStream, last_event_id: str) -> LegacyAnswer:
         """GET with ``Last-Event-ID``: replay the events of that stream after it, then go on with the stream live
         if it is not done (a POST's stream ends with its answer; the standalone stream is taken over)."""
-        store = self._event_store
+        store = self.event_store
         assert store is not None
         replay = None
         try:
@@ -331,7 +414,7 @@ class SessionEra:
         if stream is None:  # done: its answer is in the replay
             ended = Channel()
             ended.close()
-            return SSEResponse(ended, self._headers(session), self._ping_interval, prelude=prelude)
+            return SSEResponse(ended, session_headers(session), self.ping_interval, prelude=prelude)
         channel = session.open_standalone() if stream is session.standalone else stream.attach()
         # Events stored between the replay and the attach went to no connection: a second replay picks them up.
         # Those stored after the attach come live too; the response skips the ones the prelude has.
@@ -348,15 +431,14 @@ class SessionEra:
         async def on_close(client_gone: bool) -> None:
             await session.connection_closed(stream, channel, client_gone=client_gone)
 
-        return SSEResponse(channel, self._headers(session), self._ping_interval, on_close, prelude=prelude, skip=skip)
+        return SSEResponse(channel, session_headers(session), self.ping_interval, on_close, prelude=prelude, skip=skip)
 
-    async def _delete(self, request: HTTPRequest) -> Answer:
+    async def delete(self, request: HTTPRequest) -> Answer:
+        """A DELETE ends the session (everywhere, with a directory)."""
         found = self._find_session(request)
         if isinstance(found, Answer):
             return found
-        await self._end_session(found)
-        return Answer(status=200, headers=self._headers(found))
-
-    async def _end_session(self, session: HTTPSessionStream) -> None:
-        """A DELETE ends ``session`` (everywhere, when it is shared)."""
-        session.terminate()
+        if self._directory is not None:
+            await self._directory.delete(found)
+        found.terminate()
+        return Answer(status=200, headers=session_headers(found))

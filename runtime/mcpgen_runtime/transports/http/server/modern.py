@@ -1,66 +1,88 @@
-"""The stateless era (MCP 2026-07-28) of the streamable HTTP server: one POST, one request, nothing kept.
+"""The modern era (MCP 2026-07-28 and later) of the streamable HTTP server: one POST, one request, one call.
 
-Where it sits: in the ``transports`` layer, a part of ``http_server.StreamableHTTPApp``, which routes here every
-POST of that era (``is_modern``) and answers GET and DELETE of it with 405; the handshake era's sessions are
-``http_handshake``. The same connection handler serves both: each modern POST becomes a ``OneShotStream`` (a
-``MessageStream`` whose only incoming frame is the POST's request) handed to the handler, which answers the one
-request (the server layer knows the era from the request's ``_meta``). When the answer is out the stream ends, and
-with it the handler's connection: no session, no event ids, nothing to resume, so any worker can answer any request.
+Where it sits: in the ``transports`` layer, a part of ``app.StreamableHTTPApp``, which routes here every POST of
+that era (``is_modern``) and answers GET and DELETE of it with 405; the legacy era's sessions are ``legacy``.
+A modern POST is served as one call of the app's ``ModernHandler`` (the server layer's ``Server.serve_modern``):
+the decoded request and a ``ModernCall`` (the POST's ASGI scope, and ``notify`` for notifications on the response)
+in, the JSON-RPC response out, in the HTTP request's own task. No session, no connection, no event ids, nothing to
+resume, so any worker can answer any request. An app given no ``ModernHandler`` answers every modern request -32601
+(``method_not_served``).
 
 What the transport checks before the handler sees the request (spec basic/transports/streamable-http, "Request
 Metadata" and "Server Validation"), in the official SDK's order: one request or notification per body; the
 ``_meta`` fields the era needs (-32602); ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` present, once,
 and equal to the body (-32020 HeaderMismatch). The version's support (-32022), the method (-32601), the client's
-capabilities and the ``Mcp-Param-*`` headers are the server layer's (it sees the headers: ``current_http_scope``).
+capabilities and the ``Mcp-Param-*`` headers are the server layer's (it reads the headers in ``ModernCall.scope``).
 Whoever answers an error, ``HTTP_STATUS_OF_ERROR`` gives its HTTP status.
 
 The answer: JSON when the handler answers without sending a notification first; an SSE stream (no ids) when it
 sends one (progress, log messages) or is still silent after ``ping_interval`` (so that pings keep proxies from
 timing it out), if the app streams at all (not ``json_response``). ``subscriptions/listen`` is always a stream: it
 lasts until the client goes away (which cancels the handler, as closing any response stream does) or the server
-shuts down. A notification POST is answered 202 and dropped: this era defines no client notification over HTTP
-(``notifications/cancelled`` is closing the stream), and a stateless server has no request of another POST to act on.
+shuts down (the stream then ends unanswered and the handler is cancelled). A notification POST is answered 202 and
+dropped: this era defines no client notification over HTTP (``notifications/cancelled`` is closing the stream), and
+a modern request is served statelessly: there is no request of another POST to act on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
-import json
+import functools
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Final, Protocol
 
 import anyio
+from anyio.abc import TaskGroup
 from starlette.types import Receive, Scope, Send
 
-from ....jsonrpc.envelopes import ErrorCode, Notification, Request, RequestId, encode_frame, error_response
-from ....jsonrpc.streams import MessageStream
-from .asgi import JSON, Answer, DisconnectWatch, HTTPRequest, accepts
-from .session import Channel, Event, InFlightBudget, serve_http_scope
-from .sse import SSEResponse
+from ....jsonrpc.envelopes import (
+    ErrorCode,
+    Notification,
+    Request,
+    RequestId,
+    encode_frame,
+    error_response,
+    notification_message,
+)
+from ....versions import (
+    CLIENT_CAPABILITIES_META,
+    HEADER_MISMATCH,
+    LEGACY_VERSIONS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PROTOCOL_VERSION_META,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from .asgi import JSON, SSE, Answer, DisconnectWatch, HTTPRequest, accepts, on_asyncio
+from .channel import Channel, Event
+from .session import InFlightBudget
+from .sse import sse_bytes
 
 __all__ = [
     "DEFAULT_MAX_LISTEN_STREAMS",
-    "HANDSHAKE_ERA_VERSIONS",
     "HEADER_MISMATCH",
     "HTTP_STATUS_OF_ERROR",
+    "LEGACY_VERSIONS",
+    "ModernAnswer",
+    "ModernCall",
     "ModernEra",
     "ModernExchange",
-    "OneShotStream",
+    "ModernHandler",
     "decode_header_value",
     "is_modern",
+    "method_not_served",
     "routing_problem",
 ]
 
 logger = logging.getLogger(__name__)
 
-# Every version of the handshake era (whose requests carry no per-request ``_meta`` version): an
-# ``MCP-Protocol-Version`` header naming another value is a request of the stateless era, as the official SDK routes.
-HANDSHAKE_ERA_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
-PROTOCOL_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
+# LEGACY_VERSIONS (mcpgen_runtime.versions): every version of the legacy era (whose requests carry no per-request
+# ``_meta`` version); an ``MCP-Protocol-Version`` header naming another value is a request of the modern era, as the
+# official SDK routes.
 PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
@@ -69,12 +91,9 @@ ROUTING_HEADERS: Final = frozenset({PROTOCOL_VERSION_HEADER, METHOD_HEADER, NAME
 NAME_PARAMS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 LISTEN_METHOD: Final = "subscriptions/listen"
 
-# MCP 2026-07-28 error codes (schema: HeaderMismatchError, MissingRequiredClientCapabilityError,
-# UnsupportedProtocolVersionError).
-HEADER_MISMATCH: Final = -32020
-MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
-TOO_MANY_REQUESTS_IN_FLIGHT: Final = -32810  # as http_handshake's (the same refusal in both eras)
+# HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION: the modern era's error codes
+# (mcpgen_runtime.versions).
+TOO_MANY_REQUESTS_IN_FLIGHT: Final = -32810  # as legacy's (the same refusal in both eras)
 # The HTTP status of an answer that is a JSON-RPC error, by code (spec: 400 for a header mismatch and an unsupported
 # version, 404 for an unknown method; the rest as the official SDK: a bad request is a 400). Other codes: 200.
 HTTP_STATUS_OF_ERROR: Final[Mapping[int, int]] = {
@@ -88,8 +107,6 @@ HTTP_STATUS_OF_ERROR: Final[Mapping[int, int]] = {
     TOO_MANY_REQUESTS_IN_FLIGHT: 503,
 }
 DEFAULT_MAX_LISTEN_STREAMS: Final = 100
-# How long, after its answer went out, the connection handler of a request may take to end before it is cancelled.
-_HANDLER_EXIT_TIMEOUT: Final = 5.0
 # Notifications that never relate to one request: a non-listen request's stream must not carry them (spec
 # "Receiving Messages": its notifications MUST relate to the originating request).
 _UNRELATED_NOTIFICATIONS: Final = frozenset(
@@ -101,7 +118,12 @@ _UNRELATED_NOTIFICATIONS: Final = frozenset(
     }
 )
 _BASE64_SENTINEL: Final = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
-_SSE_EXTRA_HEADERS: Final = {"X-Accel-Buffering": "no"}  # spec: proxies must not buffer the stream
+_SSE_HEADERS: Final = [
+    (b"content-type", SSE.encode()),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),  # spec: proxies must not buffer the stream
+]
+_PING: Final = b": ping\n\n"  # an SSE comment: keeps proxies from timing the stream out
 
 
 def _meta(message: Request | Notification) -> Mapping[str, Any] | None:
@@ -111,11 +133,11 @@ def _meta(message: Request | Notification) -> Mapping[str, Any] | None:
 
 
 def is_modern(request: HTTPRequest, decoded: Any) -> bool:
-    """Whether a POST that belongs to no live session is of the stateless era: its ``MCP-Protocol-Version`` names
-    no handshake-era version (the session id it may carry is ignored, as the spec says), or, without a session id,
+    """Whether a POST that belongs to no live session is of the modern era: its ``MCP-Protocol-Version`` names
+    no legacy version (the session id it may carry is ignored, as the spec says), or, without a session id,
     its request carries the ``_meta`` protocol version (whatever the header says: it is then told it mismatches)."""
     version = request.headers.get(PROTOCOL_VERSION_HEADER)
-    if version is not None and version.strip() not in HANDSHAKE_ERA_VERSIONS:
+    if version is not None and version.strip() not in LEGACY_VERSIONS:
         return True
     if "mcp-session-id" in request.headers:
         return False
@@ -176,59 +198,62 @@ def routing_problem(scope: Scope, request: HTTPRequest, decoded: Request) -> tup
     return None
 
 
-class OneShotStream:
-    """The ``MessageStream`` of one modern request: ``receive`` gives the POST's body once, then ends (EndOfStream)
-    when the answer has been sent or the exchange is over; what the handler sends goes to ``channel``: notifications
-    (when ``streams``) and then the answer, which closes it. There is no way back to the client in this era: a
-    server->client request fails at once (the server layer uses input requests instead, MRTR)."""
+class ModernCall:
+    """What the handler of one modern request may use of its HTTP exchange: ``scope``, the POST's ASGI scope
+    (headers, client address, the authenticated identity; not the body), and ``notify``, which sends a
+    notification on the response (progress, log messages, a listen stream's changes). There is no way back to the
+    client in this era: no server->client requests (the server layer uses input requests instead, MRTR).
 
-    def __init__(self, body: bytes, request: Request, scope: Scope, *, streams: bool, listen: bool) -> None:
-        self._body: bytes | None = body
-        self.request_id: RequestId = request.id
+    ``notify`` never blocks: the notification is queued on ``channel``, and the first one turns the answer into an
+    SSE stream (``ModernExchange``). It is dropped when the app answers with JSON (``json_response``), and, unless
+    this is a ``subscriptions/listen`` request, when it never relates to one request (list changes, resource
+    updates: spec "Receiving Messages")."""
+
+    __slots__ = ("_listen", "_streams", "channel", "first_notification", "notified", "request_id", "scope")
+
+    def __init__(self, scope: Scope, request_id: RequestId, *, streams: bool, listen: bool) -> None:
+        self.scope = scope
+        self.request_id = request_id
         self.channel = Channel()
-        self.answer: dict[str, Any] | None = None  # the response, once sent
-        self.notified = False  # a notification went to the channel before the answer
-        self.streams, self._listen = streams, listen
-        self._over = anyio.Event()
-        self._scope = scope
+        self.notified = False  # a notification went to the channel
+        self._streams, self._listen = streams, listen
+        self.first_notification: Callable[[], None] | None = None  # the exchange's: it goes live
 
-    async def receive(self) -> bytes:
-        if self._body is not None:
-            body, self._body = self._body, None
-            serve_http_scope(self._scope)  # what current_http_scope (so Context.headers) reads in the handler
-            return body
-        await self._over.wait()
-        raise anyio.EndOfStream
+    @property
+    def streams(self) -> bool:
+        return self._streams
 
-    async def send(self, frame: bytes) -> None:
-        await self.send_message(frame, json.loads(frame))
-
-    async def send_message(self, frame: bytes, message: Any) -> None:
-        if self._over.is_set():
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        if self.channel.closed:
             raise anyio.BrokenResourceError("the HTTP exchange of this request is over")
-        if not isinstance(message, dict):  # a batch: never an answer to the one request this stream carried
-            logger.warning("dropped a batch sent on the stream of a single stateless request")
+        if not self._streams or (not self._listen and method in _UNRELATED_NOTIFICATIONS):
             return
-        if "method" not in message:
-            if message.get("id") in (self.request_id, None):  # id None: an error answering the whole body
-                self.answer = message
-                self.channel.push(Event(frame))
-                self.end()
-            return
-        if "id" in message:
-            raise anyio.BrokenResourceError(f"no server->client requests in a stateless exchange ({message['method']})")
-        if not self.streams or (not self._listen and message["method"] in _UNRELATED_NOTIFICATIONS):
-            return
-        self.notified = True
-        self.channel.push(Event(frame))
+        self.channel.push(Event(encode_frame(notification_message(method, params))))
+        if not self.notified:
+            self.notified = True
+            if self.first_notification is not None:
+                self.first_notification()
 
-    def end(self) -> None:
-        """The exchange is over: the handler's stream ends, and the response after what is queued."""
-        self._over.set()
-        self.channel.close()
 
-    async def aclose(self) -> None:
-        self.end()
+ModernAnswer = tuple[dict[str, Any], bytes]
+"""The response to a modern request: the JSON-RPC message and its encoded frame (``jsonrpc.answers.call_handler``
+gives both)."""
+
+
+class ModernHandler(Protocol):
+    """Serves one modern request as one call: ``request`` (validated by the transport: one request, its ``_meta``
+    and routing headers present and agreeing) and its ``call`` (what it may use of the HTTP exchange) in, the
+    response out. It runs in the HTTP request's own task; the client going away cancels it. ``server.Server``'s
+    ``serve_modern`` is one."""
+
+    async def __call__(self, request: Request, call: ModernCall) -> ModernAnswer: ...
+
+
+async def method_not_served(request: Request, call: ModernCall) -> ModernAnswer:
+    """The ``ModernHandler`` of an app given none (a server of the legacy era only): -32601 to every request, which
+    clients that probe with ``server/discover`` take for "a legacy server" (HTTP 404)."""
+    message = error_response(request.id, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    return message, encode_frame(message)
 
 
 def _json_answer(message: dict[str, Any], frame: bytes) -> Answer:
@@ -240,77 +265,152 @@ def _json_answer(message: dict[str, Any], frame: bytes) -> Answer:
 
 
 class ModernExchange:
-    """The ASGI response to one modern request POST: runs the connection handler on a ``OneShotStream`` in this
-    HTTP request's task and answers (JSON or SSE: see the module docstring). ``on_end`` is called once when it is
-    over (the app's bookkeeping: in-flight count, open listen streams)."""
+    """The ASGI response to one modern request POST: calls the ``ModernHandler`` in this HTTP request's task and
+    answers with JSON, or with an SSE stream once the handler has sent a notification or is still silent after
+    ``ping_interval`` (see the module docstring). A stream is written by a task of its own, started when it goes
+    live (on asyncio; elsewhere a task group holds it); a request answered before that takes no task. A client that
+    goes away (``DisconnectWatch``) cancels the handler. ``on_end`` is called once when it is over (the app's
+    bookkeeping: in-flight count, open listen streams)."""
 
     def __init__(
         self,
-        handler: Callable[[MessageStream], Awaitable[None]],
-        stream: OneShotStream,
+        handler: ModernHandler,
+        request: Request,
+        call: ModernCall,
         *,
         ping_interval: float,
         on_end: Callable[[], None],
     ) -> None:
-        self._handler, self.stream, self._ping_interval, self._on_end = handler, stream, ping_interval, on_end
+        self._handler, self._request, self.call = handler, request, call
+        self._ping_interval, self._on_end = ping_interval, on_end
+        self._cancel = anyio.CancelScope()
+        self._writer: Awaitable[None] | None = None
+        self._gone = False
+
+    def end(self) -> None:
+        """End the exchange now (at shutdown): the response ends after what is queued, the handler is cancelled."""
+        self.call.channel.close()
+        self._cancel.cancel()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        stream, channel = self.stream, self.stream.channel
-        handler_done = anyio.Event()
         try:
-            async with anyio.create_task_group() as tg:
-
-                async def serve() -> None:
-                    try:
-                        await self._handler(stream)
-                    except Exception:
-                        logger.exception("connection handler of a stateless HTTP request failed")
-                    finally:
-                        handler_done.set()
-                        stream.end()  # a handler that returned without answering: the response ends unanswered
-
-                async def client_gone() -> None:
-                    tg.cancel_scope.cancel()  # closing the response stream cancels the request (spec)
-
-                tg.start_soon(serve)
-                async with DisconnectWatch(receive, client_gone) as watch:
-                    # Until the first notification or the answer (or, streaming, until a ping is due).
-                    with anyio.move_on_after(self._ping_interval if stream.streams else None):
-                        await channel.wait()  # (the client's going away cancels it, with the whole task group)
-                if watch.gone:
-                    return
-                if not stream.notified and channel.closed:
-                    events = channel.take()
-                    if stream.answer is None or not events or events[-1].frame is None:
-                        error = error_response(stream.request_id, ErrorCode.INTERNAL_ERROR, "the server did not answer")
-                        await Answer(encode_frame(error), 500, media_type=JSON)(scope, receive, send)
-                    else:
-                        await _json_answer(stream.answer, events[-1].frame)(scope, receive, send)
-                else:
-
-                    async def on_close(gone: bool) -> None:
-                        if gone:
-                            tg.cancel_scope.cancel()
-
-                    await SSEResponse(channel, _SSE_EXTRA_HEADERS, self._ping_interval, on_close)(scope, receive, send)
-                # Answered: the handler sees the end of its stream and returns. Ended unanswered (a listen stream
-                # at shutdown): its request is cancelled at once, as when the client closes the stream.
-                stream.end()
-                if stream.answer is not None:
-                    with anyio.move_on_after(_HANDLER_EXIT_TIMEOUT):
-                        await handler_done.wait()
-                tg.cancel_scope.cancel()
+            if on_asyncio():
+                await self._exchange(scope, receive, send, _spawn_task)
+            else:
+                async with anyio.create_task_group() as tg:
+                    await self._exchange(scope, receive, send, functools.partial(_spawn_in, tg))
         finally:
-            stream.end()
+            self.call.channel.close()
             self._on_end()
+
+    async def _exchange(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], Awaitable[None]],
+    ) -> None:
+        call, channel = self.call, self.call.channel
+
+        def go_live() -> None:
+            if self._writer is None and not channel.closed:
+                self._writer = spawn(functools.partial(self._write, send))
+
+        async def client_gone() -> None:
+            self._gone = True
+            self._cancel.cancel()  # closing the response stream cancels the request (spec)
+            channel.close()
+
+        call.first_notification = go_live
+        answer: ModernAnswer | None = None
+        async with DisconnectWatch(receive, client_gone):
+            with self._cancel, _call_later(self._ping_interval if call.streams else None, go_live):
+                try:
+                    answer = await self._handler(self._request, call)
+                except Exception:
+                    logger.exception("the handler of a modern HTTP request failed")
+        if self._gone:
+            return
+        if self._writer is not None:
+            if answer is not None:
+                channel.push(Event(answer[1]))
+            channel.close()  # the stream ends after the answer; ended unanswered (shutdown), it just ends
+            await self._writer
+            return
+        channel.close()
+        if answer is None:  # ended at shutdown before it answered
+            error = error_response(call.request_id, ErrorCode.INTERNAL_ERROR, "the server did not answer")
+            await Answer(encode_frame(error), 500, media_type=JSON)(scope, receive, send)
+        else:
+            await _json_answer(*answer)(scope, receive, send)
+
+    async def _write(self, send: Send) -> None:
+        """The SSE response: what is queued, as it comes, pinging while idle, until the channel ends."""
+        channel = self.call.channel
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            while True:
+                chunk = b"".join(sse_bytes(event) for event in channel.take())
+                if channel.ended:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                    return
+                if chunk:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    continue
+                with anyio.move_on_after(self._ping_interval) as idle:
+                    await channel.wait()
+                if idle.cancelled_caught:
+                    await send({"type": "http.response.body", "body": _PING, "more_body": True})
+        except OSError:  # a server whose send raises once the client is gone (uvicorn's returns quietly)
+            logger.debug("the client of a modern SSE answer went away", exc_info=True)
+            self._gone = True
+            self._cancel.cancel()
+            channel.close()
+
+
+@contextmanager
+def _call_later(delay: float | None, callback: Callable[[], None]) -> Iterator[None]:
+    """``callback`` after ``delay`` seconds unless the block is over by then (asyncio; elsewhere never)."""
+    if delay is None or not on_asyncio():
+        yield
+        return
+    handle = asyncio.get_running_loop().call_later(delay, callback)
+    try:
+        yield
+    finally:
+        handle.cancel()
+
+
+_WRITERS: set[asyncio.Task[None]] = set()  # asyncio keeps only weak references to tasks
+
+
+def _spawn_task(write: Callable[[], Coroutine[Any, Any, None]]) -> Awaitable[None]:
+    task = asyncio.get_running_loop().create_task(write())
+    _WRITERS.add(task)
+    task.add_done_callback(_WRITERS.discard)
+    return task  # awaiting it waits for the stream's end; cancelling the awaiting task cancels it too
+
+
+def _spawn_in(tg: TaskGroup, write: Callable[[], Coroutine[Any, Any, None]]) -> Awaitable[None]:
+    done = anyio.Event()
+
+    async def run() -> None:
+        try:
+            await write()
+        finally:
+            done.set()
+
+    tg.start_soon(run)
+    return done.wait()
 
 
 class ModernEra:
-    """The stateless era's part of ``StreamableHTTPApp``: the exchanges in progress and their limits."""
+    """The modern era's part of ``StreamableHTTPApp``: its ``ModernHandler``, the exchanges in progress and their
+    limits."""
 
     def __init__(
         self,
-        handler: Callable[[MessageStream], Awaitable[None]],
+        handler: ModernHandler,
         budget: InFlightBudget,
         *,
         json_response: bool,
@@ -328,9 +428,9 @@ class ModernEra:
     def close(self) -> None:
         """End every exchange (at shutdown: listen streams would otherwise keep the server from stopping)."""
         for exchange in list(self.exchanges):
-            exchange.stream.end()
+            exchange.end()
 
-    def post(self, scope: Scope, request: HTTPRequest, body: bytes, decoded: Any) -> Answer | ModernExchange:
+    def post(self, scope: Scope, request: HTTPRequest, decoded: Any) -> Answer | ModernExchange:
         """The answer to a modern POST whose body is one well-formed JSON-RPC message (``decoded``)."""
         if isinstance(decoded, Notification):
             return Answer(status=202)  # accepted and dropped (see the module docstring)
@@ -354,8 +454,7 @@ class ModernEra:
             return _error(503, TOO_MANY_REQUESTS_IN_FLIGHT, message, decoded.id, {"Retry-After": "1"})
         else:
             self._budget.used += 1
-        streams = listen or not self._json_response
-        stream = OneShotStream(body, decoded, scope, streams=streams, listen=listen)
+        call = ModernCall(scope, decoded.id, streams=listen or not self._json_response, listen=listen)
 
         def on_end() -> None:
             self.exchanges.discard(exchange)
@@ -364,7 +463,7 @@ class ModernEra:
             else:
                 self._budget.used -= 1
 
-        exchange = ModernExchange(self._handler, stream, ping_interval=self._ping_interval, on_end=on_end)
+        exchange = ModernExchange(self._handler, decoded, call, ping_interval=self._ping_interval, on_end=on_end)
         self.exchanges.add(exchange)
         return exchange
 

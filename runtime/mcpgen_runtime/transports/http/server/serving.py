@@ -1,12 +1,13 @@
 """Serving an ASGI app with uvicorn on a socket we bind ourselves: ``serve_app``.
 
-Where it sits: in the ``transports`` layer, under ``http_server`` (``run_http`` serves its ``StreamableHTTPApp``
+Where it sits: in the ``transports`` layer, under ``app`` (``run_http`` serves its ``StreamableHTTPApp``
 with it; it is re-exported there). Nothing here knows MCP: any ASGI app can be served, the official SDK's included
 (the tests do).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import socket
 from collections.abc import Awaitable, Callable
@@ -15,11 +16,13 @@ import anyio
 import uvicorn
 from anyio.abc import TaskStatus
 from starlette.types import Receive, Scope, Send
-from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-from .coalesce import coalescing_protocol
+from ....safe_mode import describe_fast_paths
+from .coalesce import http_protocol
 
 __all__ = ["serve_app"]
+
+logger = logging.getLogger(__name__)
 
 
 async def serve_app(
@@ -50,10 +53,13 @@ async def serve_app(
     bound_port = sock.getsockname()[1]
     # access_log=False: at log level warning nothing is logged per request anyway, but uvicorn would still build the
     # access log's arguments (client address, path) for every response. http: uvicorn's own choice (httptools when
-    # installed, else h11), writing a fixed-length response's head and body in one system call (http_coalesce).
+    # installed, else h11), writing a fixed-length response's head and body in one system call (coalesce; its
+    # self-check runs in a thread on first use, so the loop is not held).
+    http = await anyio.to_thread.run_sync(http_protocol)
+    logger.debug("%s", describe_fast_paths())
     config = uvicorn.Config(
         app,
-        http=coalescing_protocol(AutoHTTPProtocol),
+        http=http,
         log_level="warning",
         access_log=False,
         server_header=False,  # "server: uvicorn" tells a client nothing it needs, and costs a header per response

@@ -1,7 +1,7 @@
 """One MCP session of the streamable HTTP server, as the ``MessageStream`` its connection handler reads and writes.
 
-Where it sits: created by ``http_server.StreamableHTTPApp`` for each ``Mcp-Session-Id``; the app feeds it the
-frames POSTed to that session and routes what the handler sends back (see ``http_server``'s docstring): responses
+Where it sits: created by ``app.StreamableHTTPApp`` for each ``Mcp-Session-Id``; the app feeds it the
+frames POSTed to that session and routes what the handler sends back (see ``app``'s docstring): responses
 to the stream of the POST that carried the request, other frames to the stream of the POST being served or to the
 standalone GET stream. Resumability (spec 2025-11-25): with an ``event_store.EventStore``, every event on an SSE
 stream is stored under an event id first, so a stream outlives the HTTP response carrying it (``ResponseStream``:
@@ -41,10 +41,13 @@ from ....jsonrpc.envelopes import (
     notification_message,
 )
 from ....jsonrpc.streams import Dispatcher
-from .event_store import EventStore
+from ....versions import SSE_PRIMING_VERSIONS
 from .channel import DEFAULT_MAX_QUEUED_EVENTS, Channel, Event
+from .event_store import EventStore
+from .stores import SessionMirror, StreamTails
 
 __all__ = [
+    "DEFAULT_BACKLOG",
     "Channel",
     "Event",
     "HTTPSessionStream",
@@ -52,6 +55,7 @@ __all__ = [
     "ResponseStream",
     "close_sse_stream",
     "current_http_scope",
+    "error_body",
     "serve_http_scope",
 ]
 
@@ -60,12 +64,14 @@ logger = logging.getLogger(__name__)
 # The answer for a request the client cancelled: on this wire a POST's stream ends only with a response, so a
 # client that keeps the POST open (the official SDK does) would otherwise wait forever. Same code as the SDK.
 REQUEST_CANCELLED: Final = -32800
-# The first version whose clients expect a priming event (an id and empty data) and may be told to reconnect.
-PRIMING_VERSION: Final = "2025-11-25"
+# Server->client messages kept for a GET stream while none is open (HTTPSessionStream's ``backlog``).
+DEFAULT_BACKLOG: Final = 256
+# SSE_PRIMING_VERSIONS (mcpgen_runtime.versions): the versions whose clients expect a priming event (an id and empty
+# data) and may be told to reconnect.
 # How long a disconnect waits to hand its cancellations to a session that is not reading (back-pressure).
 _CANCEL_DELIVERY_TIMEOUT: Final = 5.0
 
-# The stream whose request the current task is serving (see the module docstring of ``http_server``).
+# The stream whose request the current task is serving (see the module docstring of ``app``).
 _current_stream: contextvars.ContextVar[ResponseStream | None] = contextvars.ContextVar("mcp_http_stream", default=None)
 
 
@@ -77,7 +83,8 @@ def _clock() -> Callable[[], float]:
         return anyio.current_time
 
 
-def _error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
+def error_body(code: int, message: str, request_id: RequestId | None = None) -> bytes:
+    """A JSON-RPC error response, encoded (the body of an HTTP error answer, or a cancelled request's answer)."""
     return encode_frame(error_response(request_id, code, message))
 
 
@@ -107,7 +114,7 @@ class ResponseStream:
         """``sse``: answered as an SSE stream (else one JSON body); ``stored``: its events go to the event store
         first (they get ids); ``retry_ms``: the ``retry`` hint sent when the server ends its connection;
         ``http_scope``: the ASGI scope of the POST that opened it (``current_http_scope``); ``max_queued``: the
-        bound of each live connection's queue (``http_channel.Channel``)."""
+        bound of each live connection's queue (``channel.Channel``)."""
         self.max_queued = max_queued
         self.stream_id = stream_id
         self.http_scope = http_scope
@@ -170,7 +177,7 @@ class HTTPSessionStream:
         self,
         session_id: str,
         *,
-        backlog: int = 256,
+        backlog: int = DEFAULT_BACKLOG,
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
         budget: InFlightBudget | None = None,
@@ -178,6 +185,7 @@ class HTTPSessionStream:
         key: str | None = None,
         stream_tag: str = "",
         max_queued_events: int = DEFAULT_MAX_QUEUED_EVENTS,
+        tails: StreamTails | None = None,
     ) -> None:
         """``backlog``: server->client messages kept for a standalone GET stream while none is open (oldest dropped
         first; 0: none, when the event store is that backlog). ``event_store``: makes SSE streams resumable.
@@ -186,10 +194,14 @@ class HTTPSessionStream:
         served after which ``idle_scope`` is cancelled. ``key`` (random): the prefix of the session's stream ids;
         ``stream_tag``: put before the number of each POST's stream (workers sharing a session's streams each use
         their own, so that their stream ids differ). ``max_queued_events``: the events one live connection may fall
-        behind before it is ended (``http_channel``)."""
+        behind before it is ended (``channel``). ``tails``: the event store's ``StreamTails`` when other processes
+        follow this session's streams (a stream's last event is stored as such). ``mirror`` (set after construction,
+        ``storage.SessionDirectory.new_session``): what the session shares with other processes."""
         self.max_queued_events = max_queued_events
+        self.tails = tails
+        self.mirror: SessionMirror | None = None
         self.session_id = session_id
-        self.owner: str | None = None  # who created it, when the endpoint is protected (http_auth)
+        self.owner: str | None = None  # who created it, when the endpoint is protected (``auth``)
         # Prefix of this session's stream ids: a Last-Event-ID is replayed only to the session that was sent it.
         self.key = key if key is not None else secrets.token_hex(8)
         self._stream_tag = stream_tag
@@ -242,6 +254,11 @@ class HTTPSessionStream:
     async def send_message(self, frame: bytes, message: Any) -> None:
         """``send`` for a sender that has the message ``frame`` encodes (the session's): routed without a parse,
         and a success response (the session's own, well-formed) without classifying it again."""
+        if self.mirror is not None:
+            outcome = await self.mirror.outgoing(frame, message)
+            if outcome is None:
+                return
+            frame, message = outcome
         if self.terminated:
             raise anyio.BrokenResourceError("the HTTP session has ended")
         if isinstance(message, list):
@@ -344,7 +361,7 @@ class HTTPSessionStream:
     async def prime(self, stream: ResponseStream) -> None:
         """The first event of a POST's SSE stream (2025-11-25): an event id with empty data, so that the client can
         resume the stream even if it breaks before anything else is sent."""
-        if stream.stored and self.event_store is not None and (self.protocol_version or "") >= PRIMING_VERSION:
+        if stream.stored and self.event_store is not None and self.protocol_version in SSE_PRIMING_VERSIONS:
             event_id = await self._store(stream, None)
             if event_id is not None:
                 stream.primed = stream.push(Event(None, event_id, self.retry_ms))
@@ -358,7 +375,12 @@ class HTTPSessionStream:
         nothing delivered earlier is still queued, the request goes to the session directly (``Dispatcher``), which
         saves a task switch; with ``inline`` its handler runs in the calling task, so this returns once it has
         answered (or was cancelled). Anything else is queued for ``receive``, as is a request the session cannot
-        take at once (in-flight limit, closing)."""
+        take at once (in-flight limit, closing). A ``mirror`` sees the body first."""
+        if self.mirror is not None:
+            translated = await self.mirror.incoming(body, request)
+            if translated is None:
+                return
+            body = translated
         dispatcher = self._dispatcher
         if request is not None and dispatcher is not None and not self._queued and not self.terminated:
             token = _current_stream.set(stream)
@@ -367,6 +389,11 @@ class HTTPSessionStream:
                     return
             finally:
                 _current_stream.reset(token)
+        await self.inject(body, stream)
+
+    async def inject(self, body: bytes, stream: ResponseStream | None = None) -> None:
+        """Queue ``body`` for ``receive`` as if the client had POSTed it, past the ``mirror`` (which replays a
+        session's requests with it); ClosedResourceError once the session has ended."""
         self._queued += 1
         try:
             await self._in_send.send((body, stream))
@@ -403,7 +430,7 @@ class HTTPSessionStream:
         stream = self._untrack(request_id) if is_request_id(request_id) else None
         if stream is not None:
             assert is_request_id(request_id)
-            await self._answer(stream, request_id, _error_body(REQUEST_CANCELLED, "Request cancelled", request_id))
+            await self._answer(stream, request_id, error_body(REQUEST_CANCELLED, "Request cancelled", request_id))
 
     async def cancel_notified(self, items: Collection[object]) -> None:
         """The requests cancelled by the ``notifications/cancelled`` among a POST's messages: as ``cancel_request``."""
@@ -446,10 +473,13 @@ class HTTPSessionStream:
         if scope.cancelled_caught:
             logger.warning("session %s: could not deliver the cancellation of %r in time", self.session_id, ids)
 
-    async def _store(self, stream: ResponseStream, frame: bytes | None) -> str | None:
+    async def _store(self, stream: ResponseStream, frame: bytes | None, *, last: bool = False) -> str | None:
         assert self.event_store is not None
         try:
-            event_id = await self.event_store.store(stream.stream_id, frame)
+            if last and frame is not None and self.tails is not None:
+                event_id = await self.tails.store_last(stream.stream_id, frame, delivered=stream.connected)
+            else:
+                event_id = await self.event_store.store(stream.stream_id, frame)
         except Exception:
             logger.exception("the event store failed; event sent without an id (not resumable)")
             return None
@@ -458,8 +488,8 @@ class HTTPSessionStream:
             return None
         return event_id
 
-    async def _emit(self, stream: ResponseStream, frame: bytes) -> None:
-        event_id = await self._store(stream, frame) if stream.stored and stream.sse else None
+    async def _emit(self, stream: ResponseStream, frame: bytes, *, last: bool = False) -> None:
+        event_id = await self._store(stream, frame, last=last) if stream.stored and stream.sse else None
         event = Event(frame, event_id)
         if not stream.push(event) and stream is self.standalone and not self.terminated and self._backlog.maxlen:
             if len(self._backlog) == self._backlog.maxlen:
@@ -467,7 +497,9 @@ class HTTPSessionStream:
             self._backlog.append(event)
 
     async def _answer(self, stream: ResponseStream, request_id: RequestId | None, frame: bytes) -> None:
-        await self._emit(stream, frame)
+        # The stream's last event: its tails (other processes following it) stop after it.
+        last = self.tails is not None and (request_id is None or stream.unanswered <= {request_id})
+        await self._emit(stream, frame, last=last)
         if request_id is None:
             for other in [key for key, value in self.by_id.items() if value is stream]:
                 self._untrack(other)
@@ -513,7 +545,7 @@ class HTTPSessionStream:
 
 def serve_http_scope(scope: Mapping[str, Any]) -> None:
     """Make ``scope`` what ``current_http_scope`` gives in this task and the tasks it starts from now on: for a
-    stream that carries a single request (the stateless era's), whose handler has no session streams to route by."""
+    stream that carries a single request (the modern era's), whose handler has no session streams to route by."""
     _current_stream.set(ResponseStream("", (), sse=False, stored=False, batch=False, retry_ms=0, http_scope=scope))
 
 

@@ -1,8 +1,8 @@
-"""Server-sent events for the streamable HTTP server: the wire form of an ``http_session.Event`` and the ASGI
+"""Server-sent events for the streamable HTTP server: the wire form of an ``channel.Event`` and the ASGI
 response that streams them.
 
-Where it sits: in the ``transports`` layer, between ``http_session`` (which produces ``Event`` s) and
-``http_server`` (which answers POSTs and GETs with ``SSEResponse`` s). starlette-free: plain ASGI.
+Where it sits: in the ``transports`` layer, between ``session`` (which produces ``Event`` s) and
+``app`` (which answers POSTs and GETs with ``SSEResponse`` s). starlette-free: plain ASGI.
 """
 
 from __future__ import annotations

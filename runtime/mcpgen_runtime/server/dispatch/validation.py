@@ -1,95 +1,32 @@
-"""What both eras' dispatch shares: the generated modules of a version, the handler class derived from its stub,
-params validation into its models and result validation against them.
+"""Params in, results out: a request's params validated into its version's models, and what a handler returns
+validated against the version's result model and dumped as the JSON that is sent.
 
-Where it sits: in the ``server`` layer, above ``handlers`` and below ``connection`` (the handshake era) and
-``modern`` (the per-request era), which both dispatch through a version's ``SERVER_ROUTES``.
+Where it sits: in the ``server`` layer, under both eras' dispatch (``connection`` and ``modern``) and over
+``protocol.results`` (``as_result``, ``ValidResult``). A bad request is the client's error (-32602, with the field
+paths); a bad result is this server's (-32603, logged with the field paths, which the client also gets).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import logging
-from collections.abc import Callable, Mapping
-from types import ModuleType
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from mcp_bindings import MODULES
-
 from ...jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError
 from ...protocol.results import ResultValidationError, ValidResult, as_result, field_errors
 from ..authoring.definitions import validation_details
-from .handlers import Handlers
 
-__all__ = [
-    "bindings_for",
-    "declared",
-    "handlers_class",
-    "served_methods",
-    "source_of",
-    "stub_for",
-    "typed_params",
-    "validated_result",
-]
+__all__ = ["source_of", "typed_params", "validated_result"]
 
 logger = logging.getLogger(__name__)
 
 
 @functools.cache
-def bindings_for(version: str) -> ModuleType:
-    return importlib.import_module(MODULES[version])
-
-
-@functools.cache
-def stub_for(version: str) -> ModuleType:
-    """The generated server stub of ``version``: ``ServerHandlers``, ``SERVER_ROUTES``, ``implemented``."""
-    return importlib.import_module(MODULES[version] + ".server")
-
-
-@functools.cache
-def handlers_class(version: str) -> type[Handlers]:
-    # The generated stub is the base (its routes name our methods; `implemented()` checks the overrides).
-    stub = stub_for(version).ServerHandlers
-    return type(f"Handlers_{version.replace('-', '_')}", (Handlers, stub), {})
-
-
-@functools.cache
 def _adapter(params_type: Any) -> TypeAdapter[Any]:
     return TypeAdapter(params_type)
-
-
-def declared(capabilities: Mapping[str, Any], path: str | None) -> bool:
-    """Whether a dotted capability path (a route's ``capability``) is declared in ``capabilities``."""
-    node: Any = capabilities
-    for part in (path or "").split(".") if path else ():
-        # Present and not null/false: an empty object ({} for logging, completions) declares the capability.
-        if not isinstance(node, Mapping) or node.get(part) in (None, False):
-            return False
-        node = node[part]
-    return True
-
-
-def served_methods(
-    stub: ModuleType, handlers: Handlers, capabilities: Mapping[str, Any], completions: bool
-) -> frozenset[str]:
-    """The methods answered: implemented, with their capability declared; completion/complete (no capability in
-    2024-11-05) only if a completion is registered."""
-    implemented = _IMPLEMENTED.get(type(handlers))
-    if implemented is None:  # what a handlers class overrides is fixed: asked once per class, not per request
-        implemented = _IMPLEMENTED[type(handlers)] = stub.implemented(handlers)
-    return frozenset(
-        method
-        for method in implemented
-        if declared(capabilities, stub.SERVER_ROUTES[method].capability)
-        and (method != "completion/complete" or completions)
-    )
-
-
-_IMPLEMENTED: dict[type, frozenset[str]] = {}
-"""handlers class -> the request methods it implements; bounded by the classes ``handlers_class`` makes (one per
-version)."""
 
 
 def source_of(route: Any, params: Any) -> str:

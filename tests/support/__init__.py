@@ -1,0 +1,11 @@
+"""What many tests share, in one place: import from the module, e.g. ``from support.ports import free_port``.
+
+``ports`` (a free loopback port; whether a port accepts connections yet), ``servers`` (in-process servers on
+127.0.0.1 port 0 under uvicorn, run in a task group for the length of an ``async with``), ``processes``
+(servers and tools in subprocesses: a child's stderr read line by line with bounded waits; an HTTP server process
+waited for until its port accepts) and ``content`` (what a test reads out of a result: ``text_of``).
+
+``tests/conftest.py`` puts ``tests/`` on ``sys.path`` (pytest's rootdir-relative ``prepend`` import mode, as for
+every helper module here), so tests in every folder import ``support``. ``ports`` and ``content`` import nothing of
+the runtime; ``servers`` imports its HTTP server (starlette, uvicorn).
+"""

@@ -1,0 +1,54 @@
+"""In-process HTTP servers for a test: uvicorn on 127.0.0.1 (port 0 unless a test needs its port first), run in a
+task group for the length of an ``async with`` and cancelled on the way out.
+
+``in_background`` is the one shape they all share; ``serving_app`` (any ASGI app, the official SDK's included),
+``serving_streamable`` (a ``StreamableHTTPApp`` of a connection handler) and ``serving_server`` (a ``Server``'s
+``serve_http``) are it for what most tests serve. Keyword options go to the runtime unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import anyio
+
+from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp
+from mcpgen_runtime.transports.http.server.serving import serve_app
+
+from .ports import HOST
+
+
+@asynccontextmanager
+async def in_background(start: Callable[..., Coroutine[Any, Any, Any]]) -> AsyncIterator[Any]:
+    """Run ``start`` (a task that reports through its ``task_status`` that it is up, and where) while the body runs;
+    yields what it reported (a server's base URL)."""
+    async with anyio.create_task_group() as tg:
+        reported = await tg.start(start)
+        yield reported
+        tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def serving_app(app: Any, host: str = HOST, port: int = 0, **options: Any) -> AsyncIterator[str]:
+    """An ASGI app under uvicorn (``serve_app``, its lifespan on); yields the base URL."""
+    async with in_background(partial(serve_app, app, host, port, **options)) as base:
+        yield str(base)
+
+
+@asynccontextmanager
+async def serving_streamable(handler: Any, **options: Any) -> AsyncIterator[tuple[str, StreamableHTTPApp]]:
+    """``StreamableHTTPApp(handler, **options)`` served (its sessions closed before uvicorn shuts down); yields its
+    MCP URL and the app."""
+    app = StreamableHTTPApp(handler, **options)
+    async with serving_app(app, before_shutdown=app.close_sessions) as base:
+        yield f"{base}/mcp", app
+
+
+@asynccontextmanager
+async def serving_server(server: Any, port: int = 0, **options: Any) -> AsyncIterator[str]:
+    """``server.serve_http`` on 127.0.0.1:``port`` with ``options`` (``auth=``, limits); yields its MCP URL."""
+    async with in_background(partial(server.serve_http, HOST, port, **options)) as base:
+        yield f"{base}/mcp"
