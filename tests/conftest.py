@@ -103,3 +103,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if len(kept) < len(items):
             config.hook.pytest_deselected(items=[item for item in items if item not in kept])
             items[:] = kept
+
+
+def _missing_program_skips(config: pytest.Config) -> dict[str, list[str]]:
+    """{skip reason: [where]} for every test or module skipped because a system program is missing."""
+    from support.system import MISSING_PROGRAM
+
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    found: dict[str, list[str]] = {}
+    for report in getattr(reporter, "stats", {}).get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        if reason.startswith(MISSING_PROGRAM):
+            found.setdefault(reason, []).append(report.nodeid or str(longrepr[0]))
+    return found
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    """What was not tested because a program is missing, in a section of its own (not one line among the skips)."""
+    missing = _missing_program_skips(config)
+    if not missing:
+        return
+    terminalreporter.section("NOT TESTED: system programs missing", sep="!", red=True, bold=True)
+    for reason, where in sorted(missing.items()):
+        terminalreporter.line(f"{reason.removeprefix('not tested: ')}: {len(where)} skipped", red=True, bold=True)
+        for place in sorted(where)[:10]:
+            terminalreporter.line(f"    {place}")
+    terminalreporter.line(
+        "The full suite needs them (README, 'What the tests need'); .ci/run installs them.", bold=True
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under CI a missing program fails the run: .ci/run installs every one, so a skip there is a broken install."""
+    import os
+
+    if os.environ.get("CI") and _missing_program_skips(session.config) and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -23,6 +23,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner, Result
+from support.system import missing_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden_targets" / "typescript"
@@ -142,7 +143,7 @@ def test_typescript_runs_under_node(rendered: Path, tmp_path: Path) -> None:
     every constant with the JSON table: the TypeScript is valid modulo types, and says the same thing."""
     node = _node()
     if node is None:
-        pytest.skip("node is not installed")
+        pytest.skip(missing_reason("node"))
     js = tmp_path / "js"
     for path, text in _tree(rendered).items():
         target = js / path
@@ -187,7 +188,7 @@ def test_typescript_is_accepted_by_node_type_stripping(rendered: Path) -> None:
     """Node >= 22.18 runs .ts files itself (erasable syntax only): the real methods.ts, not a stripped copy."""
     node = _node()
     if node is None:
-        pytest.skip("node is not installed")
+        pytest.skip(missing_reason("node"))
     features = subprocess.run([node, "-p", "process.features.typescript"], capture_output=True, text=True, timeout=60)
     if features.stdout.strip() not in ("strip", "transform"):
         pytest.skip(f"{node} cannot strip TypeScript types")

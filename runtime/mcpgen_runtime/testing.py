@@ -13,16 +13,13 @@ Where it sits: above both ``server`` and ``client`` (which never import each oth
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 import anyio
 
-from .client import DEFAULT_MAX_PAGES, DEFAULT_REQUEST_TIMEOUT, AnyClientHandlers, Client
-from .client.input_required import DEFAULT_MAX_INPUT_ROUNDS
-from .client.modern import DEFAULT_DISCOVER_TIMEOUT
-from .client.settings import DEFAULT_INITIALIZE_TIMEOUT
+from .client import Client, ConnectOptions
 from .jsonrpc.streams import memory_stream_pair
 from .server import Server
 
@@ -37,19 +34,9 @@ SERVER_SHUTDOWN_TIMEOUT: Final = 5.0
 async def connect_in_memory(
     server: Server[Any],
     *,
-    version: str | None = None,
-    handlers: AnyClientHandlers | None = None,
-    client_info: Mapping[str, Any] | None = None,
-    capabilities: Mapping[str, Any] | None = None,
-    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-    initialize_timeout: float | None = DEFAULT_INITIALIZE_TIMEOUT,
-    max_pages: int = DEFAULT_MAX_PAGES,
-    mode: str = "legacy",
-    log_level: str | None = None,
-    max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
-    discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
     guard_answers: bool = True,
     max_requests_in_flight: int | None = None,
+    **options: Unpack[ConnectOptions],
 ) -> AsyncIterator[Client]:
     """Serve ``server`` in a background task and yield a ``Client`` connected to it (options as for
     ``Client.connect``: ``mode="auto"`` or ``mode="2026-07-28"`` for the modern era; ``max_requests_in_flight``, if
@@ -75,21 +62,7 @@ async def connect_in_memory(
         await task_group.__aenter__()
         try:
             task_group.start_soon(serve)
-            async with Client.connect(
-                client_end,
-                version=version,
-                handlers=handlers,
-                client_info=client_info,
-                capabilities=capabilities,
-                request_timeout=request_timeout,
-                initialize_timeout=initialize_timeout,
-                max_pages=max_pages,
-                mode=mode,
-                log_level=log_level,
-                max_input_rounds=max_input_rounds,
-                discover_timeout=discover_timeout,
-                guard_answers=guard_answers,
-            ) as client:
+            async with Client.connect(client_end, guard_answers=guard_answers, **options) as client:
                 yield client
         finally:
             try:

@@ -44,7 +44,7 @@ from ..versions import (
 )
 from . import versions
 from .auth.errors import AuthorizationError
-from .client import Client, ClientContext
+from .client import Client, ClientContext, ClientOptions, ConnectOptions
 from .errors import (
     CapabilityError,
     ClientError,
@@ -91,6 +91,8 @@ __all__ = [
     "Client",
     "ClientContext",
     "ClientError",
+    "ClientOptions",
+    "ConnectOptions",
     "InputRequiredError",
     "InvalidResultError",
     "ListCache",

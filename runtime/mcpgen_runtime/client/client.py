@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
 
 from mcp_bindings import base as _base
 
@@ -107,6 +107,29 @@ class _CallOptions:
         await self._client.send_notification(notification_type, params)
 
 
+class ClientOptions(TypedDict, total=False):
+    """``Client``'s options, as keywords of every ``connect`` function (a misspelt one fails in mypy, and at run time
+    with a TypeError naming it); their defaults and meaning are ``Client``'s."""
+
+    handlers: AnyClientHandlers | None
+    client_info: Mapping[str, Any] | None
+    capabilities: Mapping[str, Any] | None
+    request_timeout: float | None
+    max_pages: int
+    mode: str
+    log_level: str | None
+    max_input_rounds: int
+    discover_timeout: float
+
+
+class ConnectOptions(ClientOptions, total=False):
+    """``ClientOptions`` plus the negotiation: ``version`` (a legacy version to require, or a modern one: the same
+    as ``mode=version``) and ``initialize_timeout`` (default ``DEFAULT_INITIALIZE_TIMEOUT``)."""
+
+    version: str | None
+    initialize_timeout: float | None
+
+
 class Client:
     """A connected MCP client. Create it with ``Client.connect(stream)``, ``connect_stdio(cmd)`` or ``connect_http(url)``.
 
@@ -180,18 +203,8 @@ class Client:
         cls,
         stream: MessageStream,
         *,
-        version: str | None = None,
-        initialize_timeout: float | None = DEFAULT_INITIALIZE_TIMEOUT,
         guard_answers: bool = True,
-        handlers: AnyClientHandlers | None = None,
-        client_info: Mapping[str, Any] | None = None,
-        capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-        max_pages: int = DEFAULT_MAX_PAGES,
-        mode: str = "legacy",
-        log_level: str | None = None,
-        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
-        discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+        **options: Unpack[ConnectOptions],
     ) -> AsyncIterator[Client]:
         """Run a session over ``stream``, negotiate, and yield the client; the session (and stream) close on exit.
 
@@ -202,21 +215,14 @@ class Client:
         ``transports.answer_guard.AnswerGuard`` (``connect_http`` turns it off: the HTTP transport does this
         itself).
         """
+        version = options.pop("version", None)
+        initialize_timeout = options.pop("initialize_timeout", DEFAULT_INITIALIZE_TIMEOUT)
+        client_options: ClientOptions = options
         if version in MODERN_VERSIONS:
-            mode, version = version, None
-        elif version is not None and mode != "legacy":
+            client_options["mode"], version = version, None
+        elif version is not None and client_options.get("mode", "legacy") != "legacy":
             raise ValueError(f"version={version!r} is a legacy version: it needs mode='legacy'")
-        client = cls(
-            handlers=handlers,
-            client_info=client_info,
-            capabilities=capabilities,
-            request_timeout=request_timeout,
-            max_pages=max_pages,
-            mode=mode,
-            log_level=log_level,
-            max_input_rounds=max_input_rounds,
-            discover_timeout=discover_timeout,
-        )
+        client = cls(**client_options)
         http = False
         if hasattr(stream, "param_headers"):
             # The streamable HTTP client stream asks us for the Mcp-Param-* headers of each modern tools/call.
@@ -240,39 +246,15 @@ class Client:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         capture_stderr: bool = False,
-        version: str | None = None,
-        initialize_timeout: float | None = DEFAULT_INITIALIZE_TIMEOUT,
         guard_answers: bool = True,
-        handlers: AnyClientHandlers | None = None,
-        client_info: Mapping[str, Any] | None = None,
-        capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-        max_pages: int = DEFAULT_MAX_PAGES,
-        mode: str = "legacy",
-        log_level: str | None = None,
-        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
-        discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+        **options: Unpack[ConnectOptions],
     ) -> AsyncIterator[Client]:
-        """Start ``command`` as a stdio server and ``connect`` to it (the options from ``version`` on as for
+        """Start ``command`` as a stdio server and ``connect`` to it (``options`` as for
         ``connect``); the child is shut down on exit (the MCP stdio sequence: close its stdin, then SIGTERM, then
         SIGKILL)."""
         async with (
             open_subprocess_stream(command, env, cwd=cwd, capture_stderr=capture_stderr) as stream,
-            cls.connect(
-                stream,
-                version=version,
-                initialize_timeout=initialize_timeout,
-                guard_answers=guard_answers,
-                handlers=handlers,
-                client_info=client_info,
-                capabilities=capabilities,
-                request_timeout=request_timeout,
-                max_pages=max_pages,
-                mode=mode,
-                log_level=log_level,
-                max_input_rounds=max_input_rounds,
-                discover_timeout=discover_timeout,
-            ) as client,
+            cls.connect(stream, guard_answers=guard_answers, **options) as client,
         ):
             yield client
 
@@ -287,20 +269,10 @@ class Client:
         max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
         reconnect: SSEReconnect | None = None,
         auth: HTTPAuth | None = None,
-        version: str | None = None,
-        initialize_timeout: float | None = DEFAULT_INITIALIZE_TIMEOUT,
-        handlers: AnyClientHandlers | None = None,
-        client_info: Mapping[str, Any] | None = None,
-        capabilities: Mapping[str, Any] | None = None,
-        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
-        max_pages: int = DEFAULT_MAX_PAGES,
-        mode: str = "legacy",
-        log_level: str | None = None,
-        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
-        discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+        **options: Unpack[ConnectOptions],
     ) -> AsyncIterator[Client]:
-        """``connect`` to a streamable HTTP server at ``url`` (e.g. http://127.0.0.1:8000/mcp); the options from
-        ``version`` on as for ``connect``. A legacy HTTP session is ended (DELETE) on exit; a modern connection has
+        """``connect`` to a streamable HTTP server at ``url`` (e.g. http://127.0.0.1:8000/mcp); ``options``
+        as for ``connect``. A legacy HTTP session is ended (DELETE) on exit; a modern connection has
         none.
 
         ``http_client`` (an ``httpx2.AsyncClient``) replaces the default one; ``max_message_bytes`` bounds one JSON
@@ -322,21 +294,7 @@ class Client:
                 reconnect=reconnect,
                 auth=auth,
             ) as stream,
-            cls.connect(
-                stream,
-                version=version,
-                initialize_timeout=initialize_timeout,
-                guard_answers=False,
-                handlers=handlers,
-                client_info=client_info,
-                capabilities=capabilities,
-                request_timeout=request_timeout,
-                max_pages=max_pages,
-                mode=mode,
-                log_level=log_level,
-                max_input_rounds=max_input_rounds,
-                discover_timeout=discover_timeout,
-            ) as client,
+            cls.connect(stream, guard_answers=False, **options) as client,
         ):
             yield client
 

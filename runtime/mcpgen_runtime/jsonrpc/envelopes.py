@@ -43,6 +43,7 @@ __all__ = [
     "is_request_id",
     "notification_message",
     "request_message",
+    "strict_loads",
     "success_response",
 ]
 
@@ -246,6 +247,12 @@ _c_encode: Callable[[Any, int], Any] | None = None  # made on the first encode_f
 
 def _loads(text: str) -> Any:
     return _DECODER.decode(text)
+
+
+def strict_loads(data: bytes | str) -> Any:
+    """JSON as ``decode_frame`` reads it (UTF-8 only; no NaN, Infinity or overflowing numbers), for a transport
+    that must judge a frame before the session does. Raises ``ValueError`` or ``RecursionError``."""
+    return _DECODER.decode(data if isinstance(data, str) else data.decode("utf-8"))
 
 
 def decode_frame(data: bytes | bytearray | str) -> Decoded:

@@ -8,8 +8,7 @@
   an answer that arrives but cannot be delivered fails its call at once (the HTTP client stream does this itself).
 - ``undeliverable``: what "cannot be delivered" means (not JSON, an object with the request's id but neither
   ``result`` nor ``error``), the error frame that fails such a call (``undeliverable_frame``, with a marker a server
-  cannot forge) and how the client recognises it (``undeliverable_reason``); ``strict_loads``, JSON as strict as
-  the session's.
+  cannot forge) and how the client recognises it (``undeliverable_reason``).
 - ``frame_head``: ``scan_head``, the top-level ``id`` and kind of a frame read before any damage in it.
 
 The two eras (the spec's names): legacy (2024-11-05 .. 2025-11-25: ``initialize``, sessions) and modern

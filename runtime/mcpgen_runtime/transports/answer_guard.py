@@ -12,10 +12,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsonrpc.envelopes import Notification, RequestId, decode_frame, is_request_id
+from ..jsonrpc.envelopes import Notification, RequestId, decode_frame, is_request_id, strict_loads
 from ..jsonrpc.streams import FrameSink, MessageStream, stream_extras
 from .frame_head import ANSWER_KEYS, scan_head
-from .undeliverable import strict_loads, undeliverable_frame
+from .undeliverable import undeliverable_frame
 
 __all__ = ["AnswerGuard"]
 

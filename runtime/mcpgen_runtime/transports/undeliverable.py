@@ -15,13 +15,18 @@ recognises and the typed client turns into ``MalformedResponseError``.
 
 from __future__ import annotations
 
-import json
-import math
 import secrets
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..jsonrpc.envelopes import ErrorCode, JSONRPCError, RequestId, encode_frame, error_response, is_request_id
+from ..jsonrpc.envelopes import (
+    ErrorCode,
+    JSONRPCError,
+    RequestId,
+    encode_frame,
+    error_response,
+    is_request_id,
+)
 from .frame_head import ANSWER_KEYS, scan_head
 
 __all__ = [
@@ -29,7 +34,6 @@ __all__ = [
     "Undeliverable",
     "incomplete",
     "malformed",
-    "strict_loads",
     "undeliverable_frame",
     "undeliverable_reason",
 ]
@@ -51,28 +55,6 @@ def undeliverable_reason(error: JSONRPCError) -> str | None:
         reason = data.get("reason")
         return reason if isinstance(reason, str) else "undeliverable response"
     return None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError("number out of range")
-    return value
-
-
-# Made once: json.loads with options builds a new decoder on every call.
-_STRICT_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float)
-
-
-def strict_loads(data: bytes | str) -> Any:
-    """JSON as ``jsonrpc.envelopes.decode_frame`` reads it (UTF-8 only; no NaN, Infinity or overflowing numbers), so
-    that what passes here also parses for the session. Raises ``ValueError`` or ``RecursionError``."""
-    text = data if isinstance(data, str) else data.decode("utf-8")
-    return _STRICT_DECODER.decode(text)
 
 
 # -- judging one message ---------------------------------------------------------------------------------------

@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Final, Protocol, TypedDict
+from typing import Any, Final, Protocol
 
 import anyio
 from starlette.applications import Starlette
@@ -31,11 +31,8 @@ from typing_extensions import Unpack
 from ...jsonrpc.envelopes import Request
 from ...jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ...jsonrpc.streams import MessageStream
-from ...transports.http.server.app import StreamableHTTPApp
-from ...transports.http.server.auth import HTTPAuthenticator
-from ...transports.http.server.event_store import EventStore
+from ...transports.http.server.app import EndpointOptions, StreamableHTTPApp
 from ...transports.http.server.modern import ModernAnswer, ModernCall
-from ...transports.http.server.storage import HTTPStorage
 
 __all__ = ["MCPApp", "MountOptions", "MountableServer", "mount_mcp"]
 
@@ -44,29 +41,11 @@ logger = logging.getLogger(__name__)
 _INNER_PATH: Final = "/"  # the route of the inner StreamableHTTPApp; every request reaches it at this path
 
 
-class MountOptions(TypedDict, total=False):
-    """The options of ``MCPApp`` and ``mount_mcp``: those of ``transports.http.server.app.StreamableHTTPApp`` but
-    ``path`` (``mount_mcp`` takes it; the app answers wherever it is routed) and what the server provides itself.
-    A misspelt one fails in mypy, and at run time with ``StreamableHTTPApp``'s TypeError naming it."""
-
-    json_response: bool
-    allowed_hosts: Collection[str] | None
-    allowed_origins: Collection[str] | None
-    max_body_size: int
-    supported_versions: Collection[str]
-    max_sessions: int
-    ping_interval: float
-    session_idle_timeout: float | None
-    max_requests_in_flight: int
-    max_requests_in_flight_total: int
-    max_batch_size: int
-    resumable: bool
-    event_store: EventStore | None
-    retry_interval: float
-    max_listen_streams: int
-    max_queued_events: int
-    auth: HTTPAuthenticator | None
-    storage: HTTPStorage | None
+class MountOptions(EndpointOptions, total=False):
+    """The options of ``MCPApp`` and ``mount_mcp``: ``StreamableHTTPApp``'s endpoint options (``path`` aside:
+    ``mount_mcp`` takes it, and the app answers wherever it is routed; the modern handler, lifespan and start hooks
+    are the server's own). A misspelt one fails in mypy, and at run time with ``StreamableHTTPApp``'s TypeError naming
+    it."""
 
 
 class MountableServer(Protocol):

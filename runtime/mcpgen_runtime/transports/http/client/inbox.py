@@ -24,8 +24,16 @@ from typing import Any, Final
 
 import anyio
 
-from ....jsonrpc.envelopes import ErrorResponse, RequestId, Response, classify, encode_frame, error_response
-from ...undeliverable import incomplete, malformed, strict_loads, undeliverable_frame
+from ....jsonrpc.envelopes import (
+    ErrorResponse,
+    RequestId,
+    Response,
+    classify,
+    encode_frame,
+    error_response,
+    strict_loads,
+)
+from ...undeliverable import incomplete, malformed, undeliverable_frame
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Failure", "Inbox"]
 

@@ -94,6 +94,7 @@ __all__ = [
     "TOO_MANY_REQUESTS_IN_FLIGHT",
     "AppFactory",
     "ConnectionHandler",
+    "EndpointOptions",
     "HTTPAppOptions",
     "HTTPSessionStream",
     "StreamableHTTPApp",
@@ -424,12 +425,10 @@ class StreamableHTTPApp:
         return await self.legacy.post(request, body, decoded, items)
 
 
-class HTTPAppOptions(TypedDict, total=False):
-    """The options of ``StreamableHTTPApp`` (see its ``__init__``), for functions that build one (``run_http``):
-    a misspelt option fails in mypy, and at run time with a TypeError naming it."""
+class EndpointOptions(TypedDict, total=False):
+    """The options of ``StreamableHTTPApp`` (see its ``__init__``) that configure the endpoint itself, the same
+    wherever it is served (``run_http``, or mounted in another app: ``server.hosting.asgi.MountOptions``)."""
 
-    modern_handler: ModernHandler
-    path: str
     json_response: bool
     allowed_hosts: Collection[str] | None
     allowed_origins: Collection[str] | None
@@ -448,6 +447,14 @@ class HTTPAppOptions(TypedDict, total=False):
     max_queued_events: int
     auth: HTTPAuthenticator | None
     storage: HTTPStorage | None
+
+
+class HTTPAppOptions(EndpointOptions, total=False):
+    """All the options of ``StreamableHTTPApp``, for functions that build one (``run_http``): a misspelt option
+    fails in mypy, and at run time with a TypeError naming it."""
+
+    modern_handler: ModernHandler
+    path: str
     lifespan: Callable[[], AbstractAsyncContextManager[object]] | None
     on_started: Sequence[Callable[[StreamableHTTPApp], Awaitable[None]]]
 
