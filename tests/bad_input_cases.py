@@ -502,6 +502,25 @@ CASES = [
         "ping",
         exact=False,
     ),
+    # -- text that reaches generated code: a method name is printed raw, so unprintable ones are refused --------
+    Case(
+        "method-name-with-nul",
+        schema_edit(lambda s: defs(s)["PingRequest"]["properties"]["method"].update(const="pi\x00ng")),
+        f"{SCHEMA}#/$defs/PingRequest/properties/method",
+        "is not printable ASCII",
+    ),
+    Case(
+        "method-name-with-quote",
+        schema_edit(lambda s: defs(s)["PingRequest"]["properties"]["method"].update(const='pi"ng')),
+        f"{SCHEMA}#/$defs/PingRequest/properties/method",
+        "is not printable ASCII",
+    ),
+    Case(
+        "lone-surrogate-in-description",
+        raw_schema(json.dumps(minimal_schema()).replace('"Base result."', '"Base \\ud800 result."')),
+        f"{SCHEMA}#/$defs/Result/description",
+        "lone surrogate",
+    ),
     Case(
         "version-name-not-a-module",
         lambda spec: write_spec_dir(spec, version="1.0"),

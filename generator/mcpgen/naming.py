@@ -1,4 +1,5 @@
-"""Names and prose: wire names to Python names, inline-schema names, and TSDoc to clean docstrings.
+"""Names and prose: wire names to Python names, inline-schema names, TSDoc to clean docstrings, and the escaping of
+unprintable characters (`escape_unprintable`) in any schema text that reaches generated code.
 
 Pipeline position: used by the parser, so that names are resolved before they reach the IR.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import unicodedata
 
 # Public attributes of pydantic.BaseModel (v2, including the deprecated v1 API). A field with one of
 # these names would shadow the method, so it gets a trailing underscore. Hard-coded rather than read
@@ -114,3 +116,31 @@ def clean_description(text: str | None, definition_names: frozenset[str]) -> str
 
     cleaned = _LINK.sub(replace, text).strip()
     return cleaned or None
+
+
+# Code points never written raw into generated text: control characters but tab and newline (Cc), format characters
+# (Cf: bidi overrides and zero-width characters make source read differently than it runs), surrogates (Cs: a lone
+# one cannot be written as UTF-8) and line/paragraph separators (Zl, Zp: line breaks to some readers, not to Python).
+# NUL does not even parse. Each is written as an escape instead, which means the same character in a Python or
+# JavaScript string and reads as itself in a comment or in Markdown.
+UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def _escape(char: str) -> str:
+    if char in "\n\t" or unicodedata.category(char) not in UNPRINTABLE_CATEGORIES:
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def escape_unprintable(text: str) -> str:
+    r"""`text` with every code point of `UNPRINTABLE_CATEGORIES` written as an escape (`\x00`, `\x1b`, `\r` as
+    `\x0d`, `\u2028`, `\ud800`); printable text (tabs and newlines included) is returned as it is."""
+    if text.isprintable() or all(_escape(char) == char for char in text):
+        return text
+    return "".join(_escape(char) for char in text)
+
+
+def has_unprintable(text: str) -> bool:
+    """Whether `escape_unprintable` would change `text`."""
+    return escape_unprintable(text) != text

@@ -325,9 +325,11 @@ async def test_both_eras_on_one_endpoint_at_once() -> None:
             message = call("plain", 99)
             response = await client.post(url, json=message, headers=headers_for(message, **{"mcp-session-id": "gone"}))
             assert response.status_code == 200 and "mcp-session-id" not in response.headers
-            # A live session keeps its own rules: a modern version header on it is refused as before.
-            response = await client.post(url, json=message, headers={**session_headers, "mcp-protocol-version": MODERN})
-            assert response.status_code == 400 and response.json()["error"]["code"] == -32600
+            # A modern request carrying a live session's id is modern too (the id is ignored, per spec: issue 27).
+            response = await client.post(
+                url, json=message, headers=headers_for(message, **{"mcp-session-id": session_headers["mcp-session-id"]})
+            )
+            assert response.status_code == 200 and "mcp-session-id" not in response.headers
 
 
 async def read_events(lines: AsyncIterator[str], count: int) -> list[dict[str, Any]]:

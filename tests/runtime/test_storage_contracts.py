@@ -22,6 +22,7 @@ from mcpgen_runtime.transports.http.server.memory import (
     InMemoryStreamTails,
 )
 from mcpgen_runtime.transports.http.server.stores import (
+    MAX_STREAM_REQUESTS,
     STANDALONE_STREAM,
     SessionFanout,
     SessionRecord,
@@ -160,6 +161,24 @@ class TestEventStoreAndTails:
         tails = stores.tails()
         await tails.store("k.3", b"1")
         assert await _collect(tails, "k.3", None) == [b"1"]  # stops at the first empty read
+
+    async def test_a_stream_records_its_requests_until_answered(self, stores: Stores) -> None:
+        tails = stores.tails()
+        assert await tails.unanswered("k.5") == [] and not await tails.exists("k.5")
+        await tails.note_requests("k.5", [1, "two", 3])
+        assert await tails.exists("k.5")  # a primed stream with nothing stored yet can be resumed
+        assert await tails.unanswered("k.5") == [1, "two", 3]
+        await tails.store("k.5", b'{"jsonrpc":"2.0","method":"notifications/progress","params":{}}')
+        await tails.store("k.5", b'{"jsonrpc":"2.0","id":1,"result":{}}')
+        await tails.store("k.5", b'{"jsonrpc":"2.0","id":"3","error":{"code":-1,"message":"x"}}')  # not id 3
+        await tails.store("k.5", b"not json")
+        assert await tails.unanswered("k.5") == ["two", 3]
+        await tails.store_last(
+            "k.5", b'[{"jsonrpc":"2.0","id":"two","result":{}},{"jsonrpc":"2.0","id":3,"result":{}}]', delivered=False
+        )
+        assert await tails.unanswered("k.5") == []
+        await tails.note_requests("k.6", list(range(MAX_STREAM_REQUESTS + 10)))
+        assert await tails.unanswered("k.6") == list(range(MAX_STREAM_REQUESTS))  # bounded
 
 
 class TestSessionFanout:

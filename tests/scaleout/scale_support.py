@@ -28,40 +28,33 @@ VERSION = "2025-11-25"
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json", "connection": "close"}
 
 
+def start_redis(port: int, directory: Path) -> subprocess.Popen[bytes]:
+    """A redis-server with no persistence on 127.0.0.1:``port``, returned once it answers PING (10 s at most)."""
+    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory)]
+    process = subprocess.Popen(
+        [*command, "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    return process
+        except OSError:
+            pass
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            raise RuntimeError("redis-server did not start")
+        time.sleep(0.05)
+
+
 @contextmanager
 def redis_server(directory: Path) -> Iterator[str]:
     """A throwaway redis-server (no persistence) on a free port; yields its URL."""
     port = free_port()
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            str(directory),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_redis(port, directory)
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         process.terminate()

@@ -349,7 +349,8 @@ def test_a_request_costs_redis_its_answer_only_and_a_live_answer_is_kept_briefly
     before = _commands(store)
     answers = [client.request_events("tools/call", {"name": "whoami", "arguments": {}}) for _ in range(30)]
     per_request = (_commands(store) - before) / len(answers)
-    # XADD + EXPIRE of the answer; a copy older than MCPGEN_SESSION_REFRESH (and the workers' heartbeats) add a bit.
+    # SET of the stream's request ids, XADD + EXPIRE of the answer; a copy older than MCPGEN_SESSION_REFRESH (and the
+    # workers' heartbeats) add a bit.
     assert per_request <= 3.5, per_request
     stream_id = (answers[-1][-1].event_id or "").rpartition("/")[0]
     assert 0 < store.ttl(f"{scaled.prefix}:events:{stream_id}") <= 30  # MCPGEN_COMPLETED_STREAM_TTL

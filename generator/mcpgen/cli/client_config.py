@@ -3,7 +3,7 @@
 
 Where it sits: registered by the `mcpgen` group in cli/__init__.py with `main.add_command(client_config.client_config)`;
 it imports nothing from cli/__init__.py. Prints `{"mcpServers": {NAME: entry}}` to stdout, or with `--write FILE`
-merges the entry into FILE atomically. Bad input (`ClientConfigError`, or not exactly one of `-- COMMAND`, `--server`
+merges the entry into FILE atomically, under a lock (see features.client_config). Bad input (`ClientConfigError`, or not exactly one of `-- COMMAND`, `--server`
 and `--url`) is one `error:` line and exit code 2, with nothing written.
 """
 
@@ -60,7 +60,9 @@ Examples:
   mcpgen client-config weather --write ~/.config/Claude/claude_desktop_config.json -- .venv/bin/weather
 \b
 Prints {"mcpServers": {NAME: {"command", "args", "env"}}}; --write FILE sets only mcpServers.NAME in FILE (created
-if missing), keeping everything else. A FILE that is not a JSON object is refused (exit 2, nothing written).""",
+if missing), keeping everything else. An empty FILE counts as {}. A FILE that is not a JSON object, or a directory,
+is refused (exit 2, nothing written). Concurrent writers to one FILE take turns (a lock file beside it,
+.FILE.lock; each waits at most 10 s), so no entry is lost.""",
 )
 @click.argument("name")
 @click.argument("command", nargs=-1, metavar="[-- COMMAND [ARGS]...]")
@@ -73,9 +75,9 @@ if missing), keeping everything else. A FILE that is not a JSON object is refuse
 @click.option(
     "--write",
     "write",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),  # a directory is refused by merge_into_file: one `error:` line, not click's
     metavar="FILE",
-    help="Merge the entry into this config file (atomically) instead of printing it.",
+    help="Merge the entry into this config file (atomically, under a lock) instead of printing it; empty = {}.",
 )
 def client_config(
     name: str,

@@ -8,19 +8,29 @@ Merging changes only `mcpServers.NAME` (other servers, other keys and their orde
 with two-space indentation). It is atomic: the new text goes to a temporary file beside the config (through a
 symbolic link, beside its target), is flushed to disk and replaces the old one in one rename, with the old file's
 permissions (a new file is private: 0600, since `env` may hold secrets). A file that is not a JSON object, or whose
-`mcpServers` is not one, is refused with `ClientConfigError` before anything is written. The JSON is read with
-`json_input.parse_json`, the toolchain's one bounded loader.
+`mcpServers` is not one, is refused with `ClientConfigError` before anything is written; so is a directory. An empty
+(or all-whitespace) file is treated as `{}`: a file just created by hand holds nothing to keep. The JSON is read
+with `json_input.parse_json`, the toolchain's one bounded loader.
+
+Concurrent writers (two `mcpgen client-config --write` at once, or a script adding twenty servers in parallel) lose
+nothing: the read-modify-write runs under an exclusive `fcntl.flock` on a sidecar lock file beside the config,
+`.NAME.lock` (the config itself is replaced by a rename, so it cannot carry the lock), which the holder removes
+before letting go (a waiter left with the removed file's lock starts over on the new one). A writer waits at most `LOCK_TIMEOUT`
+(default 10 s) for the lock, then gives up with `ClientConfigError` and writes nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import stat
 import sys
 import tempfile
+import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -32,6 +42,8 @@ SERVERS_KEY: Final = "mcpServers"
 RUNNER_MODULE: Final = "mcpgen_runtime.server.runner"
 MAX_NAME_LENGTH: Final = 200
 MAX_CONFIG_BYTES: Final = 16 * 1024 * 1024  # a client config is a few KiB; anything this big is not one
+LOCK_TIMEOUT: Final = 10.0  # seconds a writer waits for another writer's lock on the same config file
+LOCK_POLL: Final = 0.02  # seconds between attempts to take the lock
 
 
 class ClientConfigError(Exception):
@@ -159,17 +171,73 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def merge_into_file(path: Path, name: str, entry: Mapping[str, Any]) -> str:
-    """Set `mcpServers.NAME` of the config file `path` to `entry` (created if missing); "added" or "replaced"."""
-    check_name(name)
-    document = _read_config(path)
-    servers = document.setdefault(SERVERS_KEY, {})
-    outcome = "replaced" if name in servers else "added"
-    servers[name] = dict(entry)
+@contextlib.contextmanager
+def _locked(path: Path, timeout: float) -> Iterator[None]:
+    """Hold the exclusive lock of the config file `path` (its sidecar `.NAME.lock`), waiting at most `timeout`.
+    The holder removes the lock file before it lets go; a waiter that then wins the lock of a removed file (its
+    inode is no longer the one at the path) starts over on the new one, so two writers never hold different locks."""
+    lock_path = path.with_name(f".{path.name}.lock")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as error:
+            if error.errno in MACHINE_ERRNOS:
+                raise
+            raise ClientConfigError(f"cannot lock {path} ({lock_path}): {error.strerror or error}") from None
+        try:
+            if _lock_before(descriptor, deadline) and _same_file(descriptor, lock_path):
+                try:
+                    yield
+                finally:
+                    lock_path.unlink(missing_ok=True)  # while still holding it: see the docstring
+                return
+        finally:
+            os.close(descriptor)  # releases the lock
+        if time.monotonic() >= deadline:
+            raise ClientConfigError(
+                f"{path} is locked by another writer ({lock_path} held for more than {timeout:g} s); nothing was written"
+            )
+
+
+def _lock_before(descriptor: int, deadline: float) -> bool:
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(LOCK_POLL)
+
+
+def _same_file(descriptor: int, path: Path) -> bool:
     try:
-        _write_atomically(path, _dumps(document))
-    except OSError as error:
-        if error.errno in MACHINE_ERRNOS:
-            raise
-        raise ClientConfigError(f"cannot write {path}: {error.strerror or error}; nothing was written") from None
+        named = path.stat()
+    except FileNotFoundError:
+        return False
+    held = os.fstat(descriptor)
+    return (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
+
+def merge_into_file(path: Path, name: str, entry: Mapping[str, Any], lock_timeout: float = LOCK_TIMEOUT) -> str:
+    """Set `mcpServers.NAME` of the config file `path` to `entry` (created if missing); "added" or "replaced".
+    The read and the write happen under the file's lock, so a concurrent writer's entry is never lost."""
+    check_name(name)
+    target = path.resolve() if path.is_symlink() else path
+    if target.is_dir():
+        raise ClientConfigError(f"{path} is a directory, not a config file; nothing was written")
+    if not target.parent.is_dir():
+        raise ClientConfigError(f"cannot write {path}: the directory {target.parent} does not exist")
+    with _locked(target, lock_timeout):
+        document = _read_config(path)
+        servers = document.setdefault(SERVERS_KEY, {})
+        outcome = "replaced" if name in servers else "added"
+        servers[name] = dict(entry)
+        try:
+            _write_atomically(path, _dumps(document))
+        except OSError as error:
+            if error.errno in MACHINE_ERRNOS:
+                raise
+            raise ClientConfigError(f"cannot write {path}: {error.strerror or error}; nothing was written") from None
     return outcome

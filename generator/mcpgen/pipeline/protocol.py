@@ -16,10 +16,11 @@ A request with no result found by these rules is an error, not a silent `Result`
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from typing import Any
 
-from ..errors import SpecError, SpecErrors
+from ..errors import SpecError, SpecErrors, join_pointer
 from ..ir import (
     Definition,
     Direction,
@@ -46,6 +47,9 @@ RESULT_EXCEPTIONS = {
 
 # In 2026-07-28 a server may answer a request with an InputRequiredResult; the `resultType`
 # property tells it apart (see the ResultType definition's description).
+# A method name is printable ASCII without spaces, quotes, backslashes, backticks, `|`, `<`, `>` or `*`: it is printed
+# raw into docstrings, Markdown tables, comments and messages. Every real one (`notifications/tools/list_changed`) is.
+METHOD_NAME = re.compile(r"[!#$%&()+,\-./0-9:;=?@A-Z\[\]^_a-z{}~]+")
 INPUT_REQUIRED_RESULT = "InputRequiredResult"
 INPUT_REQUIRED_VALUE = "input_required"
 # In 2025-11-25 a request whose params carry `task` may be answered by CreateTaskResult.
@@ -204,6 +208,12 @@ class ProtocolAnalyzer:
             self.errors.append(SpecError(self.label, definition.pointer, f"{name} has no constant string 'method'"))
             return None
         method = method_field.type.values[0]
+        if not METHOD_NAME.fullmatch(method):
+            # A method name is printed raw (docstrings, backticks, error messages, TypeScript): refuse what could
+            # end or corrupt the text around it rather than guess an escape for each place.
+            pointer = join_pointer(definition.pointer, "properties", "method")
+            self.errors.append(SpecError(self.label, pointer, f"method name {method!r} is not printable ASCII"))
+            return None
         params = next((f for f in definition.fields if f.wire_name == "params"), None)
         params_type = params.type.target if params is not None and isinstance(params.type, RefType) else None
         if kind == "notification":

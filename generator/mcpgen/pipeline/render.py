@@ -22,6 +22,7 @@ import jinja2.bccache
 from .. import __version__
 from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError
 from ..ir import ProtocolFacts, VersionIR
+from ..naming import escape_unprintable
 from .formatting import CHUNK_MARKER, default_cache_dir
 from .spec_loader import module_name_for
 from .stub_views import CLIENT_MODULE, SERVER_MODULE, StubsView
@@ -45,8 +46,9 @@ def json_literal(value: Any, indent: int | None = None) -> str:
 
 
 def comment_text(text: str | None) -> str:
-    """Prose on one line that cannot end the comment it is printed in (`*/`, `-->`)."""
-    return " ".join((text or "").split()).replace("*/", "*\\/").replace("-->", "--\\>")
+    """Prose on one line that cannot end the comment it is printed in (`*/`, `-->`), unprintable characters escaped
+    (`escape_unprintable`: NUL, ESC, U+2028 and the like read as `\\x00`, `\\x1b`, `\\u2028`)."""
+    return escape_unprintable(" ".join((text or "").split())).replace("*/", "*\\/").replace("-->", "--\\>")
 
 
 FILTERS = {"pystr": python_string, "pyrepr": python_literal, "json": json_literal, "comment": comment_text}

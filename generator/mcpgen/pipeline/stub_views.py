@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..ir import ArrayType, Definition, Method, RefType, VersionIR
 from ..naming import snake_case
 from .protocol import INPUT_REQUIRED_RESULT
-from .views import BASE, TypeRenderer, python_string
+from .views import BASE, TypeRenderer, docstring_body, python_string
 
 # The methods that make a version's stubs worth generating: the handshake (`initialize`) or, without one, the
 # modern era's discovery request, which its servers must implement (server/discover.mdx). A schema with
@@ -176,7 +176,7 @@ class StubsView:
             input_required,
             method.delivery == "input_request",
             method.capability,
-            summary_line(method.description),
+            docstring_body(summary_line(method.description)) or "",  # printed inside a docstring
             f"{BASE}.Route({', '.join(route_arguments)})",
         )
 

@@ -26,7 +26,7 @@ from ..ir import (
     UnionType,
     VersionIR,
 )
-from ..naming import snake_case
+from ..naming import escape_unprintable, snake_case
 from .class_order import dependency_order, referenced_names
 
 BASE = "_base"  # how generated version modules import mcp_bindings.base; no definition starts with "_"
@@ -36,8 +36,9 @@ TYPING_EXTENSIONS_NAMES = ("TypeAlias", "TypeAliasType")
 
 
 def python_string(text: str) -> str:
-    """A double-quoted Python literal (JSON string syntax is valid Python)."""
-    return json.dumps(text, ensure_ascii=False)
+    """A double-quoted Python literal (JSON string syntax is valid Python). JSON escapes control characters; the
+    other unprintable ones (U+2028, bidi controls, a lone surrogate) are escaped too (`escape_unprintable`)."""
+    return escape_unprintable(json.dumps(text, ensure_ascii=False))
 
 
 def python_value(value: str | int | bool | None) -> str:
@@ -47,7 +48,8 @@ def python_value(value: str | int | bool | None) -> str:
 def docstring_body(text: str | None) -> str | None:
     if not text:
         return None
-    escaped = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    # Backslashes first, then unprintable characters as escapes: the docstring's value is the description itself.
+    escaped = escape_unprintable(text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"'))
     # A quote right before the closing """ would end the string early: escape it, never drop it.
     return escaped[:-1] + '\\"' if escaped.endswith('"') else escaped
 
@@ -472,7 +474,7 @@ class ModelsView:
         return tuple(self._method_view(m) for m in self.ir.methods)
 
     def _method_view(self, method: Method) -> MethodView:
-        summary = (method.description or "").split("\n", 1)[0].replace("|", "\\|")
+        summary = escape_unprintable((method.description or "").split("\n", 1)[0]).replace("|", "\\|")
         return MethodView(
             method.method,
             method_constant(method.method),

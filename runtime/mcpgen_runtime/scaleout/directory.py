@@ -13,7 +13,9 @@ of any session, with no affinity:
 - a GET stream is always served from Redis, by following ("tailing") the session's stream, so a notification any
   worker stores for the session reaches it; a stream resumed with ``Last-Event-ID`` on a worker that does not write
   it is served the same way, until its end mark (or until the worker writing it is gone: its heartbeat,
-  ``KeyLayout.worker_alive``, has expired).
+  ``KeyLayout.worker_alive``, has expired: then each of its requests still unanswered, ``StreamTails.unanswered``,
+  gets a -32603 error answer "the worker serving this request stopped; retry the request" as the stream's last
+  events, so that the client's call fails instead of ending silently).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ..jsonrpc.envelopes import ErrorCode
 from ..transports.http.server.asgi import Answer
 from ..transports.http.server.channel import Channel
 from ..transports.http.server.legacy import error_answer, session_headers
-from ..transports.http.server.session import HTTPSessionStream
+from ..transports.http.server.session import HTTPSessionStream, error_body
 from ..transports.http.server.sse import SSEResponse
 from ..transports.http.server.storage import SessionHost, StreamLayout
 from ..transports.http.server.stores import StorageUnavailable, session_stream_key
@@ -41,6 +43,9 @@ from .shared_session import ALL_WORKERS, SESSION_ENDED, Forward, RedisSessionSto
 __all__ = ["SharedDirectory"]
 
 logger = logging.getLogger(__name__)
+
+# The error answer (-32603) of a request whose worker stopped before answering it.
+ABANDONED = "the worker serving this request stopped; retry the request"
 
 
 class SharedDirectory:
@@ -140,6 +145,12 @@ class SharedDirectory:
         return session
 
     async def delete(self, session: HTTPSessionStream) -> None:
+        try:
+            await self._delete(session)
+        except redis.RedisError as error:
+            raise StorageUnavailable(str(error)) from error
+
+    async def _delete(self, session: HTTPSessionStream) -> None:
         await self.records.delete(session.session_id)
         await self.events.end(session.standalone.stream_id)  # GET streams on every worker end
         await self._forward(ALL_WORKERS, session.session_id, SESSION_ENDED)  # and the copies other workers hold
@@ -157,6 +168,14 @@ class SharedDirectory:
     async def get_stream(
         self, session: HTTPSessionStream, last_event_id: str | None, host: SessionHost
     ) -> Answer | SSEResponse | None:
+        try:
+            return await self._get_stream(session, last_event_id, host)
+        except redis.RedisError as error:
+            raise StorageUnavailable(str(error)) from error
+
+    async def _get_stream(
+        self, session: HTTPSessionStream, last_event_id: str | None, host: SessionHost
+    ) -> Answer | SSEResponse | None:
         if last_event_id is None:
             cursor = await self.records.cursor(session.session_id)
             return await self._tail_response(session, session.standalone.stream_id, cursor, host, take_over=False)
@@ -171,6 +190,23 @@ class SharedDirectory:
         if stream_id != session.standalone.stream_id and not await self.events.exists(stream_id):
             return error_answer(400, ErrorCode.INVALID_REQUEST, unknown, session)
         return await self._tail_response(session, stream_id, entry, host, take_over=True)
+
+    async def _answer_abandoned(self, stream_id: str) -> bool:
+        """The writer of POST stream ``stream_id`` is dead: store an error answer for each of its requests still
+        unanswered, the last one ending the stream; False when there is none (the tail ends). Two workers doing this
+        at once only add answers after the end mark, which no tail reads."""
+        pending = await self.events.unanswered(stream_id)
+        for index, request_id in enumerate(pending):
+            frame = error_body(ErrorCode.INTERNAL_ERROR, ABANDONED, request_id)
+            if index + 1 < len(pending):
+                await self.events.store(stream_id, frame)
+            else:
+                await self.events.store_last(stream_id, frame, delivered=False)
+        if pending:
+            logger.warning(
+                "SSE stream %s: its worker stopped; answered %d request(s) with an error", stream_id, len(pending)
+            )
+        return bool(pending)
 
     async def _tail_response(
         self, session: HTTPSessionStream, stream_id: str, after: str | None, host: SessionHost, *, take_over: bool
@@ -193,7 +229,9 @@ class SharedDirectory:
         async def go_on(entry: str | None) -> bool:
             if standalone:
                 return await records.follow_get_stream(session_id, holder, entry)
-            return entry is not None or await records.worker_alive(writer)
+            if entry is not None or await records.worker_alive(writer):
+                return True
+            return await self._answer_abandoned(stream_id)
 
         async def tail() -> None:
             try:

@@ -42,6 +42,11 @@ class KeyLayout:
         """Redis stream of one SSE stream's events. TTL: event_ttl, MAXLEN: max_events_per_stream."""
         return f"{self.prefix}:events:{stream_id}"
 
+    def stream_requests(self, stream_id: str) -> str:
+        """String: the JSON list of the request ids a POST's SSE stream carries (``StreamTails.note_requests``).
+        TTL: its stream's (renewed with it)."""
+        return f"{self.prefix}:events:{stream_id}:ids"
+
     def worker_channel(self, worker: str) -> str:
         """Pub/sub channel of one worker: client responses to the requests it sent."""
         return f"{self.prefix}:worker:{worker}"

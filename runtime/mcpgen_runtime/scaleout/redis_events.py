@@ -7,22 +7,28 @@ Where it sits: in ``scaleout``, the Redis ``EventStore`` and ``StreamTails`` of 
 went to a live connection). An entry is a message (field ``m``, the JSON-RPC frame), with ``end``
 when it is the stream's last (its answer: the tails stop), or only ``end`` (a DELETE ends a GET stream). Event ids
 are ``{stream id}/{entry id}``: unique (Redis makes entry ids grow), and enough to find the stream again; a priming
-event is not stored, its id is ``{stream id}/0-1``, before every entry.
+event is not stored, its id is ``{stream id}/0-1``, before every entry. A POST's stream also records the ids of its
+requests when it opens (``note_requests``: one more command per SSE POST, at most ``MAX_STREAM_REQUESTS`` ids, in
+``KeyLayout.stream_requests`` with the stream's TTL, renewed by each event before the last), so that a worker finding the stream's writer dead can answer
+the ones still unanswered (``unanswered``; ``directory``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any, Final
 
 import anyio
 import redis
 import redis.asyncio
 
+from ..jsonrpc.envelopes import RequestId
 from ..transports.http.server.channel import Channel, Event
 from ..transports.http.server.event_store import Replay, StoredEvent
-from ..transports.http.server.stores import TailGoOn
+from ..transports.http.server.stores import MAX_STREAM_REQUESTS, STANDALONE_STREAM, TailGoOn, answered_ids, request_ids
 from .keys import KeyLayout
 from .settings import ScaleOutSettings
 
@@ -66,11 +72,26 @@ class RedisEventStore:
         self._stall_timeout = 2 * settings.tail_block
 
     async def _add(self, stream_id: str, fields: dict[bytes, bytes], ttl: int | None = None) -> str:
+        try:
+            return await self._add_once(stream_id, fields, ttl)
+        except redis.ResponseError as error:
+            if "WRONGTYPE" not in str(error):
+                raise
+            # Junk under the stream's key (not a stream): dropped, and the stream starts again.
+            logger.warning("SSE stream %s: its Redis key held no stream; dropped it", stream_id)
+            await self._redis.delete(self._keys.events(stream_id))
+            return await self._add_once(stream_id, fields, ttl)
+
+    async def _add_once(self, stream_id: str, fields: dict[bytes, bytes], ttl: int | None) -> str:
         key = self._keys.events(stream_id)
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.xadd(key, fields, maxlen=self._max_events, approximate=False)  # type: ignore[arg-type]
             pipe.expire(key, ttl or self._ttl)
-            entry, _ = await pipe.execute()
+            # A POST stream's recorded requests live as long as it while it goes on (its answer needs them no more).
+            renew = _END not in fields and stream_id.rpartition(".")[2] != STANDALONE_STREAM
+            if renew:
+                pipe.expire(self._keys.stream_requests(stream_id), ttl or self._ttl)
+            entry = (await pipe.execute())[0]
         return entry.decode() if isinstance(entry, bytes) else str(entry)
 
     async def store_last(self, stream_id: str, message: bytes, *, delivered: bool) -> str:
@@ -96,7 +117,23 @@ class RedisEventStore:
         await self._add(stream_id, {_END: b""})
 
     async def exists(self, stream_id: str) -> bool:
-        return bool(await self._redis.exists(self._keys.events(stream_id)))
+        return bool(await self._redis.exists(self._keys.events(stream_id), self._keys.stream_requests(stream_id)))
+
+    async def note_requests(self, stream_id: str, ids: Sequence[RequestId]) -> None:
+        data = json.dumps(list(ids[:MAX_STREAM_REQUESTS]), separators=(",", ":"))
+        await self._redis.set(self._keys.stream_requests(stream_id), data, ex=self._ttl)
+
+    async def unanswered(self, stream_id: str) -> list[RequestId]:
+        try:
+            data: Any = await self._redis.get(self._keys.stream_requests(stream_id))
+        except redis.ResponseError:  # junk of another type under the key: no request recorded
+            return []
+        ids = request_ids(data if isinstance(data, bytes) else None)
+        if not ids:
+            return []
+        replay = await self.replay_after(f"{stream_id}{_SEPARATOR}{_PRIMING_ENTRY}")
+        answered = answered_ids(event.message for event in replay.events) if replay is not None else set()
+        return [request_id for request_id in ids if request_id not in answered]
 
     async def replay_after(self, last_event_id: str) -> Replay | None:
         split = split_event_id(last_event_id)

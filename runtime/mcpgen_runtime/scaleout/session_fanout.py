@@ -40,7 +40,10 @@ _FANOUT: Final = """
 if not redis.call('set', KEYS[1], '1', 'NX', 'EX', ARGV[7]) then return -1 end
 local n = 0
 for i = 2, #KEYS, 2 do
-  if ARGV[1] == '' or redis.call('sismember', KEYS[i], ARGV[1]) == 1 then
+  local subs, events = redis.call('type', KEYS[i]).ok, redis.call('type', KEYS[i + 1]).ok
+  if (subs ~= 'set' and subs ~= 'none') or (events ~= 'stream' and events ~= 'none') then
+    -- junk of the wrong type under a session's key: that session is skipped, the others get the notification
+  elseif ARGV[1] == '' or redis.call('sismember', KEYS[i], ARGV[1]) == 1 then
     redis.call('xadd', KEYS[i + 1], 'MAXLEN', ARGV[3], '*', 'm', ARGV[2])
     redis.call('expire', KEYS[i + 1], ARGV[4])
     n = n + 1

@@ -53,8 +53,9 @@ class ScaleOutSettings:
       Redis (its keys carry the TTL, refreshed on use), and its id then answers 404 on every worker.
     - ``event_ttl`` (600): how long a stored SSE event can be resumed with ``Last-Event-ID``.
     - ``max_events_per_stream`` (1000): the events kept per SSE stream (oldest dropped first).
-    - ``redis_timeout`` (5): the socket timeout of every Redis command; a Redis that does not answer fails the request
-      with an error, never hangs it.
+    - ``redis_timeout`` (5): the total deadline of every Redis command and pipeline (waiting for a connection,
+      retries and the answer included; ``redis_client.DeadlineRedis``): a Redis that is frozen, gone or slow fails the
+      request with 503 and ``Retry-After``, never hangs it.
     - ``max_redis_connections`` (50): the connection pool of each worker for commands; a command waits at most
       ``redis_timeout`` for a free connection.
     - ``max_stream_tails`` (100): SSE streams one worker serves from Redis at once (a GET stream, or a stream resumed

@@ -25,11 +25,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import anyio
+import redis
 import redis.asyncio
 
 from ..jsonrpc.envelopes import ErrorCode, Request, RequestId, encode_frame, is_request_id
 from ..transports.http.server.session import HTTPSessionStream
-from ..transports.http.server.stores import STATE_METHODS, SessionRecord
+from ..transports.http.server.stores import MAX_SESSION_INIT_BYTES, STATE_METHODS, SessionRecord
 from .keys import KeyLayout
 from .settings import ScaleOutSettings
 
@@ -58,12 +59,41 @@ def _text(value: Any) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _record(fields: Any, subscriptions: Any) -> SessionRecord | None:
-    version, init = _text(fields.get(b"version")), fields.get(b"init")
-    if version is None or init is None:
+class _Damaged(Exception):
+    """A session's record in Redis that no worker could have written (junk): the session is dropped."""
+
+
+def _short_text(fields: Any, name: bytes, limit: int) -> str | None:
+    value = fields.get(name)
+    if value is None:
         return None
-    owner, level = _text(fields.get(b"owner")), _text(fields.get(b"level"))
-    return SessionRecord(version, init, owner, level, frozenset(str(_text(uri)) for uri in subscriptions))
+    try:
+        text = value.decode() if isinstance(value, bytes) else str(value)
+    except UnicodeDecodeError:
+        raise _Damaged(f"its {name.decode()} is not text") from None
+    if len(text) > limit:
+        raise _Damaged(f"its {name.decode()} is {len(text)} characters long")
+    return text
+
+
+def _record(fields: Any, subscriptions: Any) -> SessionRecord | None:
+    """The record Redis holds (None: no session); raises ``_Damaged`` for one that is not a session's."""
+    if not fields:
+        return None
+    version, init = _short_text(fields, b"version", 64), fields.get(b"init")
+    if version is None or init is None:
+        raise _Damaged("it lacks its version or its initialize")
+    if len(init) > MAX_SESSION_INIT_BYTES:
+        raise _Damaged(f"its initialize is {len(init)} bytes, more than {MAX_SESSION_INIT_BYTES}")
+    try:
+        message = json.loads(init)
+    except ValueError:
+        message = None
+    if not isinstance(message, dict) or message.get("method") != "initialize":
+        raise _Damaged("its initialize is not a JSON-RPC initialize request")
+    owner, level = _short_text(fields, b"owner", 1024), _short_text(fields, b"level", 32)
+    uris = frozenset(str(_text(uri)) for uri in subscriptions)
+    return SessionRecord(version, init, owner, level, uris)
 
 
 class RedisSessionStore:
@@ -80,6 +110,15 @@ class RedisSessionStore:
 
     async def save(self, session_id: str, record: SessionRecord) -> bool:
         """A new session; False (nothing kept) when ``max_sessions`` are alive already."""
+        try:
+            return await self._save(session_id, record)
+        except redis.ResponseError as error:
+            if "WRONGTYPE" not in str(error):
+                raise
+            await self._drop_wrong_types(session_id)
+            return await self._save(session_id, record)
+
+    async def _save(self, session_id: str, record: SessionRecord) -> bool:
         now = time.time()
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.zremrangebyscore(self._keys.sessions, "-inf", now)
@@ -104,6 +143,46 @@ class RedisSessionStore:
         return True
 
     async def load(self, session_id: str) -> SessionRecord | None:
+        return await self._checked(session_id, self._load)
+
+    async def _checked(
+        self, session_id: str, read: Callable[[str], Awaitable[SessionRecord | None]]
+    ) -> SessionRecord | None:
+        """``read(session_id)``, with junk in Redis repaired: a key of the wrong type dropped (then read again), a
+        damaged record dropped (the session is unknown: 404). One log line each."""
+        try:
+            try:
+                return await read(session_id)
+            except redis.ResponseError as error:
+                if "WRONGTYPE" not in str(error):
+                    raise
+                await self._drop_wrong_types(session_id)
+                return await read(session_id)
+        except _Damaged as damage:
+            logger.warning("session %s: its record in Redis is damaged (%s): dropped", session_id, damage)
+            await self.delete(session_id)
+            return None
+
+    async def _drop_wrong_types(self, session_id: str | None) -> None:
+        expected = {self._keys.sessions: b"zset"}
+        if session_id is not None:
+            expected |= {
+                self._keys.session(session_id): b"hash",
+                self._keys.subscriptions(session_id): b"set",
+                self._keys.get_stream(session_id): b"string",
+            }
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in expected:
+                pipe.type(key)
+            kinds = await pipe.execute()
+        wrong = [
+            key for (key, kind), found in zip(expected.items(), kinds, strict=True) if found not in (kind, b"none")
+        ]
+        if wrong:
+            logger.warning("Redis keys of the wrong type (junk) dropped: %s", ", ".join(wrong))
+            await self._redis.delete(*wrong)
+
+    async def _load(self, session_id: str) -> SessionRecord | None:
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(self._keys.session(session_id))
             pipe.smembers(self._keys.subscriptions(session_id))
@@ -112,6 +191,9 @@ class RedisSessionStore:
 
     async def touch(self, session_id: str) -> SessionRecord | None:
         """The record, its TTL refreshed (it was used); None when it has ended or expired."""
+        return await self._checked(session_id, self._touch)
+
+    async def _touch(self, session_id: str) -> SessionRecord | None:
         key, subscriptions = self._keys.session(session_id), self._keys.subscriptions(session_id)
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.expire(key, self._ttl)
@@ -127,6 +209,15 @@ class RedisSessionStore:
         return _record(fields, uris)
 
     async def live(self) -> list[str]:
+        try:
+            return await self._live()
+        except redis.ResponseError as error:
+            if "WRONGTYPE" not in str(error):
+                raise
+            await self._drop_wrong_types(None)
+            return await self._live()
+
+    async def _live(self) -> list[str]:
         await self._redis.zremrangebyscore(self._keys.sessions, "-inf", time.time())
         members = await self._redis.zrange(self._keys.sessions, 0, -1)
         return [member.decode() if isinstance(member, bytes) else str(member) for member in members]
@@ -358,15 +449,24 @@ class SharedSession:
         if request_id == self.session.initialize_id and "result" in answer and self._init_frame is not None:
             result = answer["result"]
             version = result.get("protocolVersion") if isinstance(result, dict) else None
-            if not isinstance(version, str) or not await self._records.save(
-                self.session_id, SessionRecord(version, self._init_frame, self.session.owner)
-            ):
-                logger.warning("session %s refused: the shared store holds its limit of sessions", self.session_id)
-                message = "Service Unavailable: too many sessions"
+            refused = None
+            try:
+                if not isinstance(version, str) or not await self._records.save(
+                    self.session_id, SessionRecord(version, self._init_frame, self.session.owner)
+                ):
+                    refused = "Service Unavailable: too many sessions; retry later"
+                    logger.warning("session %s refused: the shared store holds its limit of sessions", self.session_id)
+            except redis.RedisError as error:
+                refused = "Service Unavailable: the session store does not answer; retry later"
+                logger.warning(
+                    "session %s refused: the session store failed (%s): answered 503", self.session_id, error
+                )
+            if refused is not None:
+                self.session.refused = refused  # the legacy era answers 503 (Retry-After) and keeps nothing
                 return {
                     "jsonrpc": "2.0",
                     "id": request_id,
-                    "error": {"code": int(ErrorCode.INTERNAL_ERROR), "message": message},
+                    "error": {"code": int(ErrorCode.INTERNAL_ERROR), "message": refused},
                 }
             self.synced_at = time.monotonic()
             return answer

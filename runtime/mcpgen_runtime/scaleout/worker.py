@@ -10,6 +10,17 @@ worker's heartbeat and channel subscriber, then the server's: the shared request
 Each worker has a token of its own (``worker``), one Redis pool for commands and one for tails, a heartbeat, and a
 subscriber on its channel: a client's answer to a request another worker sent reaches that worker through its
 pub/sub channel, and a cancellation of a request another worker handles reaches it through everyone's.
+
+The shared requestState key (when ``settings.request_state_key`` is not set): a worker never serves with a key its
+peers do not share. Starting, it takes the key in Redis (``KeyLayout.request_state_key``); when that key is missing
+(Redis restarted empty, FLUSHALL) or damaged (not a string, or shorter than ``MIN_SHARED_KEY_BYTES`` = 32 bytes), it
+asks the running workers, on everyone's channel, to put theirs back, and waits for it at most ``KEY_AGREEMENT_WAIT``
+(2 s); only with no peer (or none answering in time) does it make a new key, announced on the same channel. Every
+worker also puts its key back on each heartbeat (``HEARTBEAT_INTERVAL``, 3 s) and adopts the one in Redis when it
+differs, still accepting the tokens of its earlier keys (``KeyRing``: the current key and at most
+``MAX_ACCEPTED_KEYS`` - 1 = 3 earlier ones; the ``server.dispatch.request_state.SigningKeys`` of its codec). Writing the key
+and repairing a damaged one is one atomic script (a damaged key is logged once, at WARNING, by the worker that
+replaced it).
 """
 
 from __future__ import annotations
@@ -36,17 +47,67 @@ from .redis_events import RedisEventStore
 from .session_fanout import RedisSessionFanout
 from .settings import ScaleOutSettings
 from .shared_session import ALL_WORKERS, SESSION_ENDED, STATE_CHANGED, RedisSessionStore
+from .supervisor import notify_ready
 
-__all__ = ["HEARTBEAT_INTERVAL", "HEARTBEAT_TTL", "ScaleOut", "ScaleOutWorker", "WorkerHook"]
+__all__ = [
+    "HEARTBEAT_INTERVAL",
+    "HEARTBEAT_TTL",
+    "KEY_AGREEMENT_WAIT",
+    "MAX_ACCEPTED_KEYS",
+    "MIN_SHARED_KEY_BYTES",
+    "KeyRing",
+    "ScaleOut",
+    "ScaleOutWorker",
+    "WorkerHook",
+]
 
 logger = logging.getLogger(__name__)
 
 HEARTBEAT_INTERVAL: Final = 3.0
 HEARTBEAT_TTL: Final = 10  # seconds without a heartbeat after which a worker counts as gone
 _SUBSCRIBER_POLL: Final = 1.0  # how long the channel subscriber waits per read (it is cancelled at shutdown)
+KEY_AGREEMENT_WAIT: Final = 2.0  # seconds a starting worker waits for its peers to put the shared key back
+MIN_SHARED_KEY_BYTES: Final = 32  # a shared requestState key in Redis shorter than this is damaged: replaced
+MAX_ACCEPTED_KEYS: Final = 4  # keys a worker accepts tokens of: its current one and the most recent earlier ones
+_KEY_POLL: Final = 0.05
+_KEY_WANTED: Final = b"request-state-key?"  # on everyone's channel, with an empty session id
+_KEY_CHANGED: Final = b"request-state-key!"
+_KEPT, _MISSING, _DAMAGED = 0, 1, 2
+# Atomically: the shared key when it is sound (status 0); else ARGV[1] replaces it (status 1: it was missing, 2: it
+# was damaged), or, with ARGV[1] empty, nothing is written and the status says which it was.
+_SHARE_KEY: Final = """
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind == 'string' then
+  local value = redis.call('GET', KEYS[1])
+  if string.len(value) >= tonumber(ARGV[2]) then return {value, 0} end
+end
+local status = 2
+if kind == 'none' then status = 1 end
+if ARGV[1] == '' then return {'', status} end
+if kind ~= 'none' then redis.call('DEL', KEYS[1]) end
+redis.call('SET', KEYS[1], ARGV[1])
+return {ARGV[1], status}
+"""
 
 # A hook awaited with the worker once its app runs (Redis connected: ``redis``, ``task_group``).
 WorkerHook = Callable[["ScaleOutWorker"], Awaitable[None]]
+
+
+class KeyRing:
+    """The shared requestState keys of a worker (``SigningKeys`` of its codec): ``current`` signs, ``accepted``
+    (newest first, the current one included, at most ``MAX_ACCEPTED_KEYS``) verify."""
+
+    def __init__(self, current: bytes) -> None:
+        self.current = current
+        self.accepted: tuple[bytes, ...] = (current,)
+
+    def use(self, key: bytes) -> bool:
+        """Sign with ``key`` from now on, still accepting the earlier keys; whether it changed anything."""
+        if key == self.current:
+            return False
+        others = tuple(known for known in self.accepted if known != key)
+        self.current, self.accepted = key, (key, *others)[:MAX_ACCEPTED_KEYS]
+        return True
 
 
 class ScaleOut:
@@ -95,6 +156,7 @@ class ScaleOutWorker:
             worker=self.worker, settings=settings, records=self.records, events=self.events, forward=self.forward
         )
         self.storage = HTTPStorage(events=self.events, tails=self.events, directory=self.directory)
+        self.request_state_keys: KeyRing | None = None  # the shared key, once taken (see the module docstring)
         self._app: StreamableHTTPApp | None = None
 
     def app(self, handler: ConnectionHandler, /, **options: Unpack[HTTPAppOptions]) -> StreamableHTTPApp:
@@ -132,16 +194,65 @@ class ScaleOutWorker:
         await app.task_group.start(self._subscriber)
         for hook in self.on_started:
             await hook(self)
+        notify_ready()  # to the supervisor, when it forked this worker
 
-    async def shared_request_state_key(self) -> bytes:
-        """``settings.request_state_key``, else the random key every worker of the deployment shares in Redis."""
+    async def shared_request_state_key(self) -> bytes | KeyRing:
+        """``settings.request_state_key``, else the key every worker of the deployment shares in Redis, as a
+        ``KeyRing`` this worker keeps agreed with its peers (see the module docstring)."""
         if self.settings.request_state_key is not None:
             return self.settings.request_state_key
-        key = self.keys.request_state_key
-        await self.redis.set(key, secrets.token_bytes(32), nx=True)
-        shared = await self.redis.get(key)
-        assert isinstance(shared, bytes) and len(shared) >= 32
-        return shared
+        if self.request_state_keys is None:
+            self.request_state_keys = KeyRing(await self._agree_on_key())
+        return self.request_state_keys
+
+    async def _share_key(self, mine: bytes) -> tuple[bytes, int]:
+        """The sound key in Redis and ``_KEPT``, else ``mine`` written in its place (``b""``: nothing written) and
+        whether the key was ``_MISSING`` or ``_DAMAGED``."""
+        reply = await self.redis.eval(_SHARE_KEY, 1, self.keys.request_state_key, mine, MIN_SHARED_KEY_BYTES)
+        key, status = reply
+        return bytes(key), int(status)
+
+    async def _agree_on_key(self) -> bytes:
+        key, status = await self._share_key(b"")
+        if status == _KEPT:
+            return key
+        receivers = await self.redis.publish(self.keys.cancellations, b"\n" + _KEY_WANTED)
+        if receivers > 1:  # running peers (this worker is one of the receivers): they put their key back
+            with anyio.move_on_after(KEY_AGREEMENT_WAIT):
+                while status != _KEPT:
+                    await anyio.sleep(_KEY_POLL)
+                    key, status = await self._share_key(b"")
+            if status == _KEPT:
+                return key
+        key, status = await self._share_key(secrets.token_bytes(32))
+        self._log_repair(status)
+        if status != _KEPT:
+            logger.info("worker %s: a new requestState key shared in Redis", self.worker)
+            await self.redis.publish(self.keys.cancellations, b"\n" + _KEY_CHANGED)
+        return key
+
+    def _log_repair(self, status: int) -> None:
+        if status == _DAMAGED:
+            logger.warning(
+                "worker %s: the shared requestState key in Redis (%s) was damaged (not a string of at least %d "
+                "bytes): replaced",
+                self.worker,
+                self.keys.request_state_key,
+                MIN_SHARED_KEY_BYTES,
+            )
+
+    async def sync_request_state_key(self) -> None:
+        """Put this worker's key back in Redis when it is missing or damaged, and adopt the one there when it
+        differs (tokens of the earlier key stay accepted)."""
+        ring = self.request_state_keys
+        if ring is None:
+            return
+        key, status = await self._share_key(ring.current)
+        self._log_repair(status)
+        if status == _MISSING:
+            logger.info("worker %s: put the shared requestState key back in Redis", self.worker)
+        if ring.use(key):
+            logger.info("worker %s: signs requestState with the key now shared in Redis", self.worker)
 
     def session_fanout(self, declared: Callable[[str], bool]) -> RedisSessionFanout:
         """Server-wide notifications to the legacy-era sessions of every worker (for ``broadcast``);
@@ -159,6 +270,7 @@ class ScaleOutWorker:
                 await anyio.sleep(HEARTBEAT_INTERVAL)
                 try:
                     await self.redis.set(key, b"1", ex=HEARTBEAT_TTL)
+                    await self.sync_request_state_key()
                 except redis.RedisError as error:
                     logger.debug("worker %s: the heartbeat could not reach Redis: %s", self.worker, error)
         finally:
@@ -207,6 +319,9 @@ class ScaleOutWorker:
 
     async def _deliver_forwarded(self, data: bytes, *, cancellation: bool) -> None:
         session_id_bytes, _, frame = data.partition(b"\n")
+        if not session_id_bytes and frame in (_KEY_WANTED, _KEY_CHANGED):
+            await self.sync_request_state_key()
+            return
         session_id = session_id_bytes.decode()
         if frame in (STATE_CHANGED, SESSION_ENDED):
             self.directory.stale(session_id, ended=frame == SESSION_ENDED)  # read again before the next request

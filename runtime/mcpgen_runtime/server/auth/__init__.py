@@ -17,7 +17,8 @@ the verified ``AccessToken`` is ``Context.auth`` in handlers::
 
 Modules: ``tokens`` (``AccessToken``, the ``TokenVerifier`` protocol), ``bearer`` (``BearerAuth``: the challenge,
 the metadata document, scope checks), ``jwt`` (``JWTVerifier``: JWTs against the issuer's JWKS) and
-``introspection`` (``IntrospectionVerifier``: RFC 7662).
+``introspection`` (``IntrospectionVerifier``: RFC 7662), both fetching through ``fetching`` (a total deadline per
+fetch, concurrent fetches of one document shared, failures remembered briefly: ``VerifierUnavailableError``, 503).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .bearer import METADATA_PATH, BearerAuth, BearerAuthenticator
 from .introspection import IntrospectionVerifier
-from .tokens import AccessToken, InvalidTokenError, TokenVerifier
+from .tokens import AccessToken, InvalidTokenError, TokenVerifier, VerifierUnavailableError
 
 if TYPE_CHECKING:
     from .jwt import JWTVerifier
@@ -41,6 +42,7 @@ __all__ = [
     "InvalidTokenError",
     "JWTVerifier",
     "TokenVerifier",
+    "VerifierUnavailableError",
     "bind_auth",
 ]
 

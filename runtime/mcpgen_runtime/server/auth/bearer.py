@@ -10,7 +10,12 @@ and holds ``required_scopes``; a request for a method of ``method_scopes`` or a 
 Refusals (RFC 6750 section 3, with the MCP spec's ``resource_metadata``): no token, or one that does not verify,
 is 401 ``WWW-Authenticate: Bearer [error="invalid_token", error_description="...",] resource_metadata="...",
 scope="..."``; a valid token without a method's or tool's scopes is 403 ``error="insufficient_scope"`` with the
-scopes the request needs (all of them: the client asks for those and retries, "step-up").
+scopes the request needs (all of them: the client asks for those and retries, "step-up"). A token that cannot be
+checked now (the verifier raised ``VerifierUnavailableError``: the issuer's keys or the introspection endpoint
+unreachable, slow past the fetch deadline, or junk) is 503 with ``Retry-After`` (the verifier's failure memory, 5 s
+by default; at least 1 s) and no challenge, so that the client keeps its token and retries; what failed (and its
+URL) is logged at WARNING, never sent. (A request with more than one ``Authorization`` header is refused with 400
+by the transport before it gets here.)
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ...transports.http.server.auth import Authenticated, AuthRefusal
-from .tokens import AccessToken, InvalidTokenError, TokenVerifier
+from ...transports.http.server.auth import UNAVAILABLE_CODE, Authenticated, AuthRefusal
+from .fetching import retry_after_seconds
+from .tokens import AccessToken, InvalidTokenError, TokenVerifier, VerifierUnavailableError
 
 __all__ = ["METADATA_PATH", "BearerAuth", "BearerAuthenticator"]
 
@@ -109,6 +115,9 @@ class BearerAuthenticator:
             return self._unauthorized(error)
         try:
             access = await self.config.verifier.verify(token)
+        except VerifierUnavailableError as unavailable:
+            logger.warning("a bearer token could not be verified now (answered 503): %s", unavailable)
+            return self._unavailable(retry_after_seconds(unavailable))
         except InvalidTokenError as refused:
             logger.info("refused a bearer token: %s", refused)
             return self._unauthorized(str(refused))
@@ -158,6 +167,13 @@ class BearerAuthenticator:
             params["scope"] = " ".join(sorted(self._required))
         message = "Unauthorized: " + (description or "a bearer token is required")
         return AuthRefusal(401, _challenge(params), message)
+
+    def _unavailable(self, retry_after: int) -> AuthRefusal:
+        message = (
+            "Service Unavailable: the token cannot be verified now (the authorization server is unreachable); "
+            f"retry in {retry_after} s"
+        )
+        return AuthRefusal(503, "", message, UNAVAILABLE_CODE, retry_after)
 
     def _insufficient(self, needed: frozenset[str]) -> AuthRefusal:
         scope = " ".join(sorted(needed))

@@ -3,7 +3,10 @@
 Where it sits: one ``tokens.TokenVerifier`` of ``server.auth``; uses only httpx2 (no JOSE). The server
 authenticates to the introspection endpoint as a client (``client_secret_basic`` by default, or
 ``client_secret_post``); each answer is cached for at most ``cache_ttl`` seconds (and never past the token's
-``exp``), at most ``max_cached`` tokens, so that a busy client does not cost one introspection per request.
+``exp``), at most ``max_cached`` tokens, so that a busy client does not cost one introspection per request. Each
+introspection has a total deadline (``timeout``, 5 s); concurrent ones of the same token share one; one that fails
+(unreachable, slow, junk) raises ``VerifierUnavailableError`` (``BearerAuth``: 503 with ``Retry-After``) and is
+remembered ``failure_ttl`` seconds (5 s), during which every token is answered so at once.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
+from .fetching import DEFAULT_FAILURE_TTL, SharedFetches, fetch_json
 from .tokens import (
     DEFAULT_HTTP_TIMEOUT,
     DEFAULT_LEEWAY,
@@ -21,7 +25,6 @@ from .tokens import (
     InvalidTokenError,
     audience_of,
     check_fetchable_url,
-    fetch_json,
     int_claim,
     scopes_of,
     str_claim,
@@ -39,8 +42,9 @@ class IntrospectionVerifier:
     ``endpoint``: the introspection URL (https, or http on a loopback host). ``client_id`` / ``client_secret``: the
     resource server's credentials there; ``client_auth`` (``"client_secret_basic"``) or ``"client_secret_post"``.
     ``issuer`` (None): when set, an answer's ``iss``, if any, must equal it. ``audience`` (None): values any of which
-    ``aud`` must name (``BearerAuth`` also checks the resource). ``timeout`` (5 s), ``leeway`` (30 s) on ``exp``,
-    ``cache_ttl`` (30 s; 0 turns the cache off), ``max_cached`` (1000)."""
+    ``aud`` must name (``BearerAuth`` also checks the resource). ``timeout`` (5 s: the deadline of one whole
+    introspection), ``leeway`` (30 s) on ``exp``, ``cache_ttl`` (30 s; 0 turns the cache off), ``max_cached`` (1000),
+    ``failure_ttl`` (5 s: after a failed introspection, every token is answered 503 at once for that long)."""
 
     def __init__(
         self,
@@ -55,6 +59,7 @@ class IntrospectionVerifier:
         leeway: int = DEFAULT_LEEWAY,
         cache_ttl: float = DEFAULT_CACHE_TTL,
         max_cached: int = DEFAULT_MAX_CACHED,
+        failure_ttl: float = DEFAULT_FAILURE_TTL,
     ) -> None:
         self.endpoint = check_fetchable_url(endpoint, "endpoint")
         self.client_id, self._client_secret, self.client_auth = client_id, client_secret, client_auth
@@ -64,6 +69,8 @@ class IntrospectionVerifier:
         self.cache_ttl, self.max_cached = cache_ttl, max_cached
         # sha256 of the token -> (answer, cached until): the tokens themselves are not kept
         self._cache: OrderedDict[bytes, tuple[AccessToken, float]] = OrderedDict()
+        # concurrent introspections of one token share one; a failed one makes the endpoint 503 for failure_ttl
+        self._fetches: SharedFetches[dict[str, Any]] = SharedFetches(failure_ttl)
 
     def __repr__(self) -> str:  # without the secret
         return f"IntrospectionVerifier({self.endpoint!r}, client_id={self.client_id!r})"
@@ -80,7 +87,10 @@ class IntrospectionVerifier:
             basic = (self.client_id, self._client_secret)
         else:
             form |= {"client_id": self.client_id, "client_secret": self._client_secret}
-        answer = await fetch_json(self.endpoint, timeout=self.timeout, form=form, basic_auth=basic)
+        endpoint, timeout = self.endpoint, self.timeout
+        answer = await self._fetches.run(
+            digest, "endpoint", lambda: fetch_json(endpoint, timeout=timeout, form=form, basic_auth=basic)
+        )
         if answer.get("active") is not True:
             raise InvalidTokenError("the token is not active")
         if self.issuer is not None and "iss" in answer and answer["iss"] != self.issuer:

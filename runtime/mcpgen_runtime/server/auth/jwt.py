@@ -8,9 +8,13 @@ the future (each with ``leeway``); ``aud`` names ``audience`` when one is set (`
 the server's resource).
 
 The keys: fetched from ``jwks_uri`` (or the ``jwks_uri`` of the issuer's RFC 8414 metadata, whose ``issuer`` must be
-``issuer``) with a timeout, kept ``jwks_ttl`` seconds, at most ``max_keys`` of them; a ``kid`` not among them
-refetches the set, at most once per ``refetch_interval`` seconds (so that forged kids cannot make the server hammer
-the issuer).
+``issuer``), each fetch within a total deadline (``timeout``, 5 s), kept ``jwks_ttl`` seconds, at most ``max_keys``
+of them; a ``kid`` not among them refetches the set, at most once per ``refetch_interval`` seconds after a fetch that
+worked (so that forged kids cannot make the server hammer the issuer). Concurrent requests that need a fetch share
+one (``fetching.SharedFetches``). A fetch that fails (the issuer unreachable, slow past the deadline, or answering
+junk) raises ``VerifierUnavailableError`` (``BearerAuth``: 503 with ``Retry-After``, the token is not refused) and is
+remembered ``failure_ttl`` seconds (5 s), during which requests that need the keys are answered at once; then the
+next one fetches again.
 """
 
 from __future__ import annotations
@@ -22,19 +26,19 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import anyio
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
+from .fetching import DEFAULT_FAILURE_TTL, SharedFetches, fetch_json
 from .tokens import (
     DEFAULT_HTTP_TIMEOUT,
     DEFAULT_LEEWAY,
     AccessToken,
     InvalidTokenError,
+    VerifierUnavailableError,
     audience_of,
     check_fetchable_url,
-    fetch_json,
     int_claim,
     scopes_of,
     str_claim,
@@ -56,7 +60,8 @@ class JWTVerifier:
     ``issuer``: the exact ``iss``. ``audience`` (None): a value (or values, any of which) ``aud`` must name; None
     leaves the audience to ``BearerAuth`` (the server's resource URL). ``jwks_uri`` (None: from the issuer's RFC 8414
     metadata). ``algorithms`` (``DEFAULT_ALGORITHMS``, asymmetric only). ``leeway`` (30 s) on ``exp`` / ``nbf`` /
-    ``iat``. ``timeout`` (5 s) per fetch. ``jwks_ttl`` (300 s), ``refetch_interval`` (30 s), ``max_keys`` (50).
+    ``iat``. ``timeout`` (5 s): the deadline of one whole fetch. ``jwks_ttl`` (300 s), ``refetch_interval`` (30 s),
+    ``max_keys`` (50), ``failure_ttl`` (5 s: how long a failed fetch is remembered and answered 503 at once).
     """
 
     def __init__(
@@ -71,6 +76,7 @@ class JWTVerifier:
         jwks_ttl: float = DEFAULT_JWKS_TTL,
         refetch_interval: float = DEFAULT_REFETCH_INTERVAL,
         max_keys: int = DEFAULT_MAX_KEYS,
+        failure_ttl: float = DEFAULT_FAILURE_TTL,
     ) -> None:
         if "none" in {alg.lower() for alg in algorithms} or not algorithms:
             raise ValueError("algorithms must name at least one signing algorithm, and never 'none'")
@@ -82,8 +88,8 @@ class JWTVerifier:
         self.leeway, self.timeout = leeway, timeout
         self.jwks_ttl, self.refetch_interval, self.max_keys = jwks_ttl, refetch_interval, max_keys
         self._keys: dict[str, Any] = {}  # kid -> key ("" for a key without kid)
-        self._fetched_at = -float("inf")
-        self._lock = anyio.Lock()
+        self._fetched_at = -float("inf")  # when the keys were last fetched (a failed fetch does not count)
+        self._fetches: SharedFetches[None] = SharedFetches(failure_ttl)
 
     async def verify(self, token: str) -> AccessToken:
         if len(token) > MAX_TOKEN_BYTES:
@@ -128,28 +134,28 @@ class JWTVerifier:
             raise InvalidTokenError("the token is for another audience")
 
     async def _key(self, kid: str) -> Any:
-        async with self._lock:  # one fetch at a time: concurrent requests with a new kid share it
-            now = time.monotonic()
-            stale = now - self._fetched_at > self.jwks_ttl
-            if stale or (kid not in self._keys and now - self._fetched_at >= self.refetch_interval):
-                await self._fetch_keys()
-            if kid not in self._keys:
-                raise InvalidTokenError("the token is signed with an unknown key")
-            return self._keys[kid]
+        now = time.monotonic()
+        stale = now - self._fetched_at > self.jwks_ttl
+        if stale or (kid not in self._keys and now - self._fetched_at >= self.refetch_interval):
+            # concurrent requests with a new kid share one fetch; a failure is VerifierUnavailableError (503)
+            await self._fetches.run("jwks", "jwks", self._fetch_keys)
+        if kid not in self._keys:
+            raise InvalidTokenError("the token is signed with an unknown key")
+        return self._keys[kid]
 
     async def _fetch_keys(self) -> None:
-        self._fetched_at = time.monotonic()  # a failed fetch also waits refetch_interval before the next one
         uri = self.jwks_uri or await self._discover_jwks_uri()
         document = await fetch_json(uri, timeout=self.timeout)
         keys = document.get("keys")
         if not isinstance(keys, list):
-            raise InvalidTokenError("the issuer's JWKS has no keys")
+            raise VerifierUnavailableError(f"the issuer's JWKS ({uri}) has no keys")
         usable = [k for k in keys if isinstance(k, dict) and k.get("use", "sig") == "sig" and "d" not in k]
         try:
             key_set = KeySet.import_key_set({"keys": usable[: self.max_keys]})
         except (JoseError, ValueError, TypeError, KeyError):
-            raise InvalidTokenError("the issuer's JWKS does not parse") from None
+            raise VerifierUnavailableError(f"the issuer's JWKS ({uri}) does not parse") from None
         self._keys = {str(getattr(key, "kid", None) or ""): key for key in key_set.keys}
+        self._fetched_at = time.monotonic()
 
     async def _discover_jwks_uri(self) -> str:
         parts = urlsplit(self.issuer)
@@ -157,14 +163,14 @@ class JWTVerifier:
         url = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-authorization-server{path}"
         metadata = await fetch_json(url, timeout=self.timeout)
         if metadata.get("issuer") != self.issuer:  # RFC 8414 section 3.3: else it may be another's metadata
-            raise InvalidTokenError("the issuer's metadata names another issuer")
+            raise VerifierUnavailableError(f"the issuer's metadata ({url}) names another issuer")
         uri = metadata.get("jwks_uri")
         if not isinstance(uri, str):
-            raise InvalidTokenError("the issuer's metadata has no jwks_uri")
+            raise VerifierUnavailableError(f"the issuer's metadata ({url}) has no jwks_uri")
         try:
             self.jwks_uri = check_fetchable_url(uri, "jwks_uri")
         except ValueError:
-            raise InvalidTokenError("the issuer's jwks_uri is not https") from None
+            raise VerifierUnavailableError(f"the issuer's jwks_uri ({uri!r}) is not https") from None
         return self.jwks_uri
 
 

@@ -2,8 +2,8 @@
 
 Where it sits: the bottom of ``server.auth``; the verifiers (``jwt``, ``introspection``) produce ``AccessToken`` s,
 ``bearer.BearerAuth`` checks them against the resource and its scopes, and ``Context.auth`` hands them to handlers.
-Also the guards every verifier shares: the URLs it may fetch (https, or http on a loopback host only) and the
-bounded HTTP fetch of a JSON document.
+Also the guard every verifier shares: the URLs it may fetch (https, or http on a loopback host only); the bounded
+fetch itself is ``fetching``.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ __all__ = [
     "AccessToken",
     "InvalidTokenError",
     "TokenVerifier",
+    "VerifierUnavailableError",
     "check_fetchable_url",
     "scopes_of",
 ]
 
-DEFAULT_HTTP_TIMEOUT: Final = 5.0  # seconds for one fetch of metadata, keys or an introspection answer
+# seconds for one whole fetch of metadata, keys or an introspection answer (a deadline: connect to last byte)
+DEFAULT_HTTP_TIMEOUT: Final = 5.0
 DEFAULT_LEEWAY: Final = 30  # seconds of clock skew allowed on exp / nbf / iat
 MAX_DOCUMENT_BYTES: Final = 256 * 1024  # a metadata, JWKS or introspection answer larger than this is refused
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "::1")
@@ -32,6 +34,18 @@ LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "::1")
 class InvalidTokenError(Exception):
     """The token is not acceptable (bad signature, expired, another issuer or audience, inactive ...). The message
     is sent to the client in ``error_description``: it says why, never what the token holds."""
+
+
+class VerifierUnavailableError(InvalidTokenError):
+    """The token cannot be checked now: what the verifier depends on (the issuer's metadata or JWKS, the
+    introspection endpoint) failed, timed out or answered junk. Not the token's fault: ``BearerAuth`` answers 503 with
+    ``Retry-After: retry_after`` (seconds), so that the client keeps its token and retries. The message is for the
+    server's log (it may name an internal URL); the client is told only that the check is unavailable. A subclass of
+    ``InvalidTokenError``, so that code catching that still refuses the request."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -104,53 +118,3 @@ def int_claim(claims: Mapping[str, Any], name: str) -> int | None:
 def str_claim(claims: Mapping[str, Any], name: str) -> str | None:
     value = claims.get(name)
     return value if isinstance(value, str) else None
-
-
-async def fetch_json(
-    url: str,
-    *,
-    timeout: float,
-    form: Mapping[str, str] | None = None,
-    basic_auth: tuple[str, str] | None = None,
-) -> dict[str, Any]:
-    """GET ``url`` (POST ``form`` when given) and return its JSON object; ``InvalidTokenError`` on any failure
-    (timeout, status, size over ``MAX_DOCUMENT_BYTES``, not a JSON object). Redirects are not followed."""
-    import json
-
-    import httpx2  # only protected servers fetch anything
-
-    try:
-        async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False) as client:
-            method = "GET" if form is None else "POST"
-            headers = {"accept": "application/json"} | (_basic_header(*basic_auth) if basic_auth else {})
-            data = dict(form) if form is not None else None
-            request = client.build_request(method, url, data=data, headers=headers)
-            response = await client.send(request, stream=True)
-            try:
-                if response.status_code != 200:
-                    raise InvalidTokenError(f"{url} answered HTTP {response.status_code}")
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_DOCUMENT_BYTES:
-                        raise InvalidTokenError(f"{url} answered more than {MAX_DOCUMENT_BYTES} bytes")
-            finally:
-                await response.aclose()
-    except httpx2.HTTPError as error:
-        raise InvalidTokenError(f"fetching {url} failed: {type(error).__name__}") from None
-    try:
-        document = json.loads(body)
-    except ValueError:
-        raise InvalidTokenError(f"{url} did not answer JSON") from None
-    if not isinstance(document, dict):
-        raise InvalidTokenError(f"{url} did not answer a JSON object")
-    return document
-
-
-def _basic_header(client_id: str, client_secret: str) -> dict[str, str]:
-    # RFC 6749 section 2.3.1: both parts form-urlencoded before base64.
-    import base64
-    from urllib.parse import quote
-
-    pair = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
-    return {"authorization": "Basic " + base64.b64encode(pair.encode()).decode()}

@@ -19,6 +19,7 @@ version's ``ElicitResult``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeAlias, cast, overload
@@ -39,7 +40,7 @@ from ...protocol.version_unions import EVERY_VERSION, VersionUnions
 from ...transports.http.server.session import close_sse_stream
 from ...versions import PROGRESS_MESSAGE_VERSIONS, is_modern, versions_with_method
 from .elicitation import ElicitOutcome, ModelT, elicit_outcome, requested_schema
-from .errors import CapabilityError, InputRequired, MissingClientCapabilityError
+from .errors import CapabilityError, InputRequired, MissingClientCapabilityError, ToolError
 from .lifespan import StateT
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ __all__ = [
     "Context",
     "InvalidClientResultError",
 ]
+
+logger = logging.getLogger(__name__)
 
 # What the client answers, as the negotiated version's models (the versions' classes are distinct). At run time
 # each union is built on first use (module __getattr__ below): building it loads every version's models, which a
@@ -97,9 +100,17 @@ _UNKNOWN: Final = object()
 LOG_LEVELS: Final[tuple[str, ...]] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-class InvalidClientResultError(ResultValidationError):
+class InvalidClientResultError(ResultValidationError, ToolError):
     """The client answered ``sampling/createMessage`` / ``elicitation/create`` with something the negotiated
-    version's result model rejects (raised by ``Context.sample`` and ``Context.elicit``)."""
+    version's result model rejects (raised by ``Context.sample`` and ``Context.elicit``).
+
+    The client's mistake, not the server's: it is logged once, at WARNING and without a traceback, where it is
+    found, and it is also a ``ToolError``, so that a tool that lets it through answers ``isError`` with its message
+    (logged at INFO) rather than being logged at ERROR with a traceback as a failing tool is."""
+
+    def __init__(self, source: str, model: type[BaseModel], details: list[dict[str, Any]]) -> None:
+        super().__init__(source, model, details)
+        self.content = str(self)  # ToolError's: the text of the isError result
 
 
 class ConnectionView(Protocol):
@@ -359,7 +370,9 @@ class Context(Generic[StateT]):
             return elicit_outcome(schema, result)
         except ValidationError as exc:
             source = "the client's accepted answer to elicitation/create"
-            raise InvalidClientResultError(source, schema, field_errors(exc)) from None
+            error = InvalidClientResultError(source, schema, field_errors(exc))
+            logger.warning("%s", error)  # the client's mistake: one line (the class docstring)
+            raise error from None
 
     async def list_roots(self, *, timeout: float | None = None, input_key: str | None = None) -> list[AnyRoot]:
         """The client's roots (``roots/list``): the directories or files it lets the server work on. Raises

@@ -14,6 +14,9 @@ A token that does not verify, has expired, is longer than ``max_bytes`` or was m
 refused with ``InvalidRequestStateError`` (the request is answered -32602). Several server processes that must
 accept each other's tokens (workers behind a load balancer) share one ``key``; the default is a random key per
 ``RequestStateCodec`` (so, per ``Server``): tokens do not survive a restart, which only makes the client start over.
+``SigningKeys`` as the key (``scaleout.worker.KeyRing``) lets its owner change the signing key while the codec runs:
+tokens are sealed with its ``current`` key and accepted under any of its ``accepted`` ones, so a key the workers of a
+scaled-out server re-agree on does not void the tokens already handed out.
 """
 
 from __future__ import annotations
@@ -25,14 +28,15 @@ import hmac
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Protocol
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_STATE_BYTES",
     "DEFAULT_REQUEST_STATE_TTL",
     "InvalidRequestStateError",
     "RequestStateCodec",
+    "SigningKeys",
 ]
 
 DEFAULT_REQUEST_STATE_TTL: Final = 600.0
@@ -55,32 +59,60 @@ def _decode(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _secret(key: bytes | str) -> bytes:
+    secret = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+    if len(secret) < MIN_KEY_BYTES:
+        raise ValueError(f"a request state key needs at least {MIN_KEY_BYTES} bytes (32 random bytes are best)")
+    return secret
+
+
+class SigningKeys(Protocol):
+    """The keys of a codec: ``current`` signs, each of ``accepted`` (the current one included) verifies. A codec
+    given one key has it alone; ``scaleout.worker.KeyRing`` is one whose keys change while the codec runs."""
+
+    @property
+    def current(self) -> bytes: ...
+
+    @property
+    def accepted(self) -> Sequence[bytes]: ...
+
+
+class _OneKey:
+    def __init__(self, key: bytes | str) -> None:
+        self.current = _secret(key)
+        self.accepted = (self.current,)
+
+
 class RequestStateCodec:
     """Seals ``requestState`` payloads (JSON objects) with HMAC-SHA256 and an expiry, and verifies them.
 
-    ``key``: the secret (bytes, or a str taken as UTF-8; at least 16 bytes); None (the default) draws a random
-    32-byte key, private to this codec. ``ttl``: seconds a token stays valid (default 600). ``max_bytes``: the
+    ``key``: the secret (bytes, or a str taken as UTF-8; at least 16 bytes), or ``SigningKeys`` its owner changes;
+    None (the default) draws a random 32-byte key, private to this codec. ``ttl``: seconds a token stays valid (default 600). ``max_bytes``: the
     longest token minted or accepted (default 64 KiB). ``clock``: Unix seconds, for tests."""
 
     def __init__(
         self,
-        key: bytes | str | None = None,
+        key: bytes | str | SigningKeys | None = None,
         *,
         ttl: float = DEFAULT_REQUEST_STATE_TTL,
         max_bytes: int = DEFAULT_MAX_REQUEST_STATE_BYTES,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        secret = os.urandom(32) if key is None else key.encode("utf-8") if isinstance(key, str) else bytes(key)
-        if len(secret) < MIN_KEY_BYTES:
-            raise ValueError(f"a request state key needs at least {MIN_KEY_BYTES} bytes (32 random bytes are best)")
+        ring = (
+            _OneKey(os.urandom(32) if key is None else key)
+            if key is None or isinstance(key, bytes | bytearray | str)
+            else key
+        )
         if ttl <= 0:
             raise ValueError("the request state ttl must be positive")
         if max_bytes < 256:
             raise ValueError("max_bytes must be at least 256")
-        self._key, self.ttl, self.max_bytes, self._clock = secret, ttl, max_bytes, clock
+        self.keys: SigningKeys
+        self.keys, self.ttl, self.max_bytes, self._clock = ring, ttl, max_bytes, clock
 
-    def _tag(self, payload: bytes) -> bytes:
-        return hmac.new(self._key, _DOMAIN + payload, hashlib.sha256).digest()
+    @staticmethod
+    def _tag(payload: bytes, key: bytes) -> bytes:
+        return hmac.new(key, _DOMAIN + payload, hashlib.sha256).digest()
 
     def seal(self, claims: Mapping[str, Any]) -> str:
         """A token carrying ``claims`` (JSON) and an expiry. Raises ``ValueError`` when it would exceed
@@ -88,7 +120,7 @@ class RequestStateCodec:
         payload = json.dumps(
             {**claims, "exp": round(self._clock() + self.ttl, 3)}, separators=(",", ":"), ensure_ascii=False
         ).encode("utf-8")
-        token = f"{_encode(payload)}.{_encode(self._tag(payload))}"
+        token = f"{_encode(payload)}.{_encode(self._tag(payload, self.keys.current))}"
         if len(token) > self.max_bytes:
             raise ValueError(f"the request state would be {len(token)} bytes, over the limit of {self.max_bytes}")
         return token
@@ -103,7 +135,7 @@ class RequestStateCodec:
             payload, given = _decode(body), _decode(tag)
         except (binascii.Error, ValueError):
             raise InvalidRequestStateError("requestState is not one this server minted") from None
-        if not dot or not hmac.compare_digest(given, self._tag(payload)):
+        if not dot or not any(hmac.compare_digest(given, self._tag(payload, key)) for key in self.keys.accepted):
             raise InvalidRequestStateError("requestState failed verification (altered, or minted with another key)")
         try:
             claims = json.loads(payload)

@@ -12,7 +12,9 @@ The rules checked (the spec's "Server Behavior for Custom Headers" and "Server V
 is one reached from the schema root through ``properties`` keys only; when the arguments hold a value there (not
 null) the header must be present and, once decoded (``=?base64?...?=`` is strict Base64 of UTF-8; anything else is
 the literal value), equal the value: strings exactly, booleans as ``true`` / ``false``, numbers numerically; when
-they hold none, the header must be absent. Any failure is ``HeaderMismatchError`` (-32020; the HTTP transport
+they hold none, the header must be absent; a value with a character that is not visible ASCII, space or tab is
+refused ("Server Behavior for Custom Headers": servers "MUST reject requests with a recognized ``Mcp-Param-{Name}``
+header that contains invalid characters"). Any failure is ``HeaderMismatchError`` (-32020; the HTTP transport
 answers it with 400 Bad Request).
 """
 
@@ -31,6 +33,10 @@ __all__ = ["check_param_headers", "header_parameters"]
 _PREFIX: Final = "=?base64?"
 _SUFFIX: Final = "?="
 _BASE64: Final = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+# A header value as the spec's "Value Encoding" allows it (visible ASCII, space, tab; the rest as =?base64?...?=).
+# The HTTP transport refuses any other before this runs (``transports.http.server.modern.header_problem``, which
+# also refuses a header sent twice); checked again here for a ``headers`` mapping from elsewhere.
+_HEADER_VALUE: Final = re.compile(r"[\t\x20-\x7e]*")
 _MISSING: Final = object()
 
 
@@ -98,6 +104,8 @@ def check_param_headers(
             continue
         if raw is None:
             raise HeaderMismatchError(f"Header mismatch: {where} is missing; the arguments have a value for it")
+        if not _HEADER_VALUE.fullmatch(raw):
+            raise HeaderMismatchError(f"Header mismatch: {where} contains invalid characters")
         decoded = decode_param_header(raw)
         if decoded is None:
             raise HeaderMismatchError(f"Header mismatch: {where} is not valid Base64 of UTF-8 text")

@@ -256,8 +256,13 @@ def run_http(
 
 
 def _run_workers(server: Servable, host: str, port: int, settings: Any, options: dict[str, Any]) -> None:
-    from ...scaleout.supervisor import reserve_port, run_workers
+    from ...scaleout.supervisor import RestartPolicy, reserve_port, run_workers
 
+    try:
+        policy = RestartPolicy.from_env()
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
     announcer = options.pop("task_status")
     reserved = reserve_port(host, port)  # OSError (a port that cannot be bound): as without workers
     try:
@@ -269,7 +274,7 @@ def _run_workers(server: Servable, host: str, port: int, settings: Any, options:
         def serve(index: int) -> None:
             anyio.run(functools.partial(server.serve_http, host, port, scale_out=settings, reuse_port=True, **options))
 
-        code = run_workers(serve, settings.workers)
+        code = run_workers(serve, settings.workers, policy=policy)
     finally:
         reserved.close()
     if code:

@@ -9,15 +9,16 @@ endpoint:
   ``initialize`` POST without an ``Mcp-Session-Id`` that the handler answers with success; a refused one leaves
   nothing behind), SSE streams with event ids and resumption, a standalone GET stream, DELETE;
 - the modern era (2026-07-28, ``modern``): a POST whose ``MCP-Protocol-Version`` names no legacy version, or
-  whose request carries the ``_meta`` protocol version (without a session), is one request served as one call of
-  the app's ``modern_handler`` (``modern.ModernHandler``), answered and forgotten; GET and DELETE of that era are
-  405.
+  whose request carries the ``_meta`` protocol version, is one request served as one call of the app's
+  ``modern_handler`` (``modern.ModernHandler``), answered and forgotten; GET and DELETE of that era are 405.
 
-A request carrying the id of a live session is always that session's (its rules unchanged). Where the app keeps
-its state is its ``storage`` (``storage.HTTPStorage``: the event store, stream tails, a session directory; in memory
-by default): ``scaleout.worker.ScaleOut`` passes one on Redis, so that several workers share sessions (a request for
-a session this worker does not hold is restored from the store, or answered 404), subclassing nothing here. SSE
-encoding and the SSE response are in ``sse``.
+A request carrying the id of a live session is that session's (its rules unchanged) unless it is a modern one
+(its header names no legacy version, or its body the ``_meta`` version): the spec has a modern request's
+``Mcp-Session-Id`` ignored, and a legacy header over a modern body refused as a mismatch (``modern.is_modern``).
+Where the app keeps its state is its ``storage`` (``storage.HTTPStorage``: the event store, stream tails, a session
+directory; in memory by default): ``scaleout.worker.ScaleOut`` passes one on Redis, so that several workers share
+sessions (a request for a session this worker does not hold is restored from the store, or answered 404),
+subclassing nothing here. SSE encoding and the SSE response are in ``sse``.
 
 Routing the handler's outgoing frames of a session: a response goes to the stream of the POST that carried its
 request (by id). A server->client request or notification goes to the stream of the POST whose request the handler
@@ -61,7 +62,15 @@ from ....jsonrpc.envelopes import Batch, ErrorCode, Invalid, Request, decode_fra
 from ....jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ....jsonrpc.streams import MessageStream
 from .asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plain_text, route_path
-from .auth import AUTH_OWNER_KEY, AUTH_SCOPE_KEY, AuthRefusal, HTTPAuthenticator, metadata_answer, refusal_answer
+from .auth import (
+    AUTH_OWNER_KEY,
+    AUTH_SCOPE_KEY,
+    AuthRefusal,
+    HTTPAuthenticator,
+    authorization_of,
+    metadata_answer,
+    refusal_answer,
+)
 from .channel import DEFAULT_MAX_QUEUED_EVENTS
 from .event_store import EventStore, InMemoryEventStore
 from .legacy import (
@@ -80,6 +89,7 @@ from .modern import (
     ModernHandler,
     is_modern,
     method_not_served,
+    names_modern_version,
 )
 from .serving import serve_app
 from .session import HTTPSessionStream, InFlightBudget, error_body
@@ -347,13 +357,17 @@ class StreamableHTTPApp:
         request = HTTPRequest(scope, receive)
         if self.auth is not None:
             # Before anything else: nothing of an unauthenticated request is read, routed or answered.
-            verdict = await self.auth.authenticate(request.headers.get("authorization"))
+            header = authorization_of(scope)  # more than one Authorization header: refused (400)
+            verdict = header if isinstance(header, AuthRefusal) else await self.auth.authenticate(header)
             if isinstance(verdict, AuthRefusal):
                 await refusal_answer(verdict)(scope, receive, send)
                 return
             scope[AUTH_SCOPE_KEY], scope[AUTH_OWNER_KEY] = verdict.identity, verdict.owner
         # Held here, or (with a session directory: scaleout) restored from the shared store, or checked there.
-        session = await self.legacy.session_for(request.headers.get(SESSION_ID_HEADER, ""))
+        # A POST whose MCP-Protocol-Version names a modern version is a modern request: its Mcp-Session-Id is ignored,
+        # as the spec says (modern.is_modern quotes it), so no session is looked up, restored or checked for it.
+        ignored = request.method == "POST" and names_modern_version(request)
+        session = await self.legacy.session_for("" if ignored else request.headers.get(SESSION_ID_HEADER, ""))
         if isinstance(session, Answer):
             await session(scope, receive, send)
             return
@@ -377,7 +391,8 @@ class StreamableHTTPApp:
             session.leave_busy()
 
     async def _respond(self, request: HTTPRequest, *, in_session: bool) -> _AnyAnswer:
-        """``in_session``: the request names a live session (it is of the legacy era, whatever it says)."""
+        """``in_session``: the request names a live session (of the legacy era, unless its body carries the modern
+        ``_meta`` version: ``modern.is_modern``)."""
         if (problem := self._origins.problem(request)) is not None:
             return error_answer(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {problem}")
         if request.method == "POST":
@@ -420,7 +435,7 @@ class StreamableHTTPApp:
                     if refusal is not None:
                         return refusal_answer(refusal, item.id)
 
-        if not in_session and is_modern(request, decoded):
+        if is_modern(request, decoded, in_session=in_session):  # see modern.is_modern: the spec's era rules
             return self.modern.post(request.scope, request, decoded)
         return await self.legacy.post(request, body, decoded, items)
 

@@ -7,11 +7,15 @@ provides the implementation (``server.auth.BearerAuth`` bound to a server). The 
   ``/.well-known/oauth-protected-resource`` and its path-suffixed form), or None;
 - ``authenticate(authorization)`` before anything else of a request to the MCP endpoint (both eras, every method):
   ``Authenticated`` (its ``identity`` is then in the ASGI scope under ``AUTH_SCOPE_KEY``, where ``Context.auth``
-  reads it, and its ``owner`` binds a session created by the request) or an ``AuthRefusal`` (401);
+  reads it, and its ``owner`` binds a session created by the request) or an ``AuthRefusal`` (401; 503 with
+  ``Retry-After`` when the credentials cannot be checked now, e.g. the key server is unreachable). A request with
+  more than one ``Authorization`` header is refused here, before ``authenticate`` (400 ``invalid_request``: which
+  one would count is ambiguous, and a proxy may check another than the server; ``authorization_of``);
 - ``authorize(identity, method, params)`` for each request a POST carries, once decoded: None, or an ``AuthRefusal``
   (403 ``insufficient_scope``, so that clients step up).
 
-A refusal is answered with its status, its ``WWW-Authenticate`` challenge and a JSON-RPC error body.
+A refusal is answered with its status, its ``WWW-Authenticate`` challenge (if any), its ``Retry-After`` (if any)
+and a JSON-RPC error body.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ __all__ = [
     "AuthRefusal",
     "Authenticated",
     "HTTPAuthenticator",
+    "authorization_of",
     "metadata_answer",
     "refusal_answer",
 ]
@@ -38,6 +43,8 @@ AUTH_SCOPE_KEY: Final = "mcpgen.auth"
 AUTH_OWNER_KEY: Final = "mcpgen.auth_owner"
 # JSON-RPC error code of a refusal's body (the HTTP status is what clients act on; the body says why).
 UNAUTHORIZED_CODE: Final = -32001
+INVALID_REQUEST_CODE: Final = -32600  # JSON-RPC's, for a 400 (e.g. two Authorization headers)
+UNAVAILABLE_CODE: Final = -32603  # JSON-RPC's internal error, for a 503 (as the transport's other 503s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +58,15 @@ class Authenticated:
 
 @dataclass(frozen=True, slots=True)
 class AuthRefusal:
-    """A request refused: ``status`` (401 or 403), ``challenge`` (the ``WWW-Authenticate`` value) and a message
-    for the JSON-RPC error body (never a secret: it is sent to the client)."""
+    """A request refused: ``status`` (400, 401, 403 or 503), ``challenge`` (the ``WWW-Authenticate`` value; "" for
+    none), a message for the JSON-RPC error body (never a secret nor an internal URL: it is sent to the client), its
+    JSON-RPC ``code`` and ``retry_after`` (seconds, the ``Retry-After`` of a 503; None: no header)."""
 
     status: int
     challenge: str
     message: str
+    code: int = UNAUTHORIZED_CODE
+    retry_after: int | None = None
 
 
 class HTTPAuthenticator(Protocol):
@@ -75,9 +85,23 @@ class HTTPAuthenticator(Protocol):
         ...
 
 
+def authorization_of(scope: Mapping[str, Any]) -> str | AuthRefusal | None:
+    """The request's one ``Authorization`` value (None: none), or a 400 refusal when it has more than one."""
+    values = [value for key, value in scope["headers"] if key.lower() == b"authorization"]
+    if len(values) > 1:
+        description = "the request has more than one Authorization header"
+        challenge = f'Bearer error="invalid_request", error_description="{description}"'
+        return AuthRefusal(400, challenge, f"Bad Request: {description}", INVALID_REQUEST_CODE)
+    return values[0].decode("latin-1") if values else None
+
+
 def refusal_answer(refusal: AuthRefusal, request_id: Any = None) -> Answer:
-    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": UNAUTHORIZED_CODE, "message": refusal.message}}
-    headers = {"WWW-Authenticate": refusal.challenge, "Cache-Control": "no-store"}
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": refusal.code, "message": refusal.message}}
+    headers = {"Cache-Control": "no-store"}
+    if refusal.challenge:
+        headers["WWW-Authenticate"] = refusal.challenge
+    if refusal.retry_after is not None:
+        headers["Retry-After"] = str(refusal.retry_after)
     return Answer(json.dumps(body).encode(), refusal.status, headers, media_type=JSON)
 
 

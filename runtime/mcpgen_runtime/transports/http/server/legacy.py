@@ -7,6 +7,11 @@ standalone GET stream and its resumption with ``Last-Event-ID``, ``DELETE``, and
 and of the server. The sessions this process holds are ``sessions``; with a ``storage.SessionDirectory``
 (``HTTPStorage.directory``, set by ``scaleout``) they also live in a shared store: a request naming a session held
 elsewhere restores it here, a GET stream may be served from the store, a DELETE ends the session everywhere.
+
+Bounds: an ``initialize`` request of more than ``stores.MAX_SESSION_INIT_BYTES`` (64 KiB) is refused (HTTP 400,
+JSON-RPC -32602), since a session keeps it for its life; one more session than ``max_sessions`` (here, or over all
+workers in the shared store), or a shared store that fails or does not answer in time, is answered 503 with
+``Retry-After``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from .auth import AUTH_OWNER_KEY
 from .session import DEFAULT_BACKLOG, Channel, Event, HTTPSessionStream, InFlightBudget, error_body
 from .sse import InlineSSE, SSEResponse, sse_bytes
 from .storage import HTTPStorage
-from .stores import StorageUnavailable
+from .stores import MAX_SESSION_INIT_BYTES, StorageUnavailable
 
 __all__ = [
     "LAST_EVENT_ID_HEADER",
@@ -66,6 +71,13 @@ def error_answer(
     """An HTTP error whose body is a JSON-RPC error response (with the session's id header, if any)."""
     all_headers = {**session_headers(session), **(headers or {})}
     return Answer(error_body(code, message, request_id), status, all_headers, media_type=JSON)
+
+
+def _unavailable(session_id: str, error: Exception) -> Answer:
+    """The answer (and the one log line) of a request the shared session store failed."""
+    logger.warning("session %s: the session store failed (%s): answered 503", session_id, error)
+    message = "Service Unavailable: the session store does not answer; retry later"
+    return error_answer(503, ErrorCode.INTERNAL_ERROR, message, None, {"Retry-After": "1"})
 
 
 async def _collect(channel: Channel, watch: DisconnectWatch) -> list[Event] | None:
@@ -160,9 +172,7 @@ class LegacyEra:
         try:
             return await self._directory.find(session_id, session, self)
         except (StorageUnavailable, TimeoutError) as error:
-            logger.warning("session %s: the session store failed (%s): answered 503", session_id, error)
-            message = "Service Unavailable: the session store does not answer; retry later"
-            return error_answer(503, ErrorCode.INTERNAL_ERROR, message, None, {"Retry-After": "1"})
+            return _unavailable(session_id, error)
 
     async def _run_handler(self, session: HTTPSessionStream) -> None:
         watchdog = anyio.CancelScope()
@@ -325,10 +335,17 @@ class LegacyEra:
         complete before the response starts (an SSE answer carries whatever the handler sent before it)."""
         if self.task_group is None:
             raise RuntimeError("StreamableHTTPApp needs its ASGI lifespan to run (uvicorn does; see run_http)")
+        if len(body) > MAX_SESSION_INIT_BYTES:  # what a session keeps is bounded, not chosen by its client
+            message = (
+                f"Invalid params: an initialize request may have at most {MAX_SESSION_INIT_BYTES} bytes (this one has"
+                f" {len(body)}): its clientInfo and capabilities are kept for the session's life"
+            )
+            return error_answer(400, ErrorCode.INVALID_PARAMS, message, None, None, decoded.id)
         if self._directory is not None:
             self.make_room()
         if len(self.sessions) + self._opening >= self._max_sessions:
-            return error_answer(503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: too many sessions")
+            message = "Service Unavailable: too many sessions; retry later"
+            return error_answer(503, ErrorCode.INTERNAL_ERROR, message, None, {"Retry-After": "1"}, decoded.id)
         session = self.new_session()
         session.owner = request.scope.get(AUTH_OWNER_KEY)  # only requests of the same owner reach it (``auth``)
         self._opening += 1
@@ -353,7 +370,7 @@ class LegacyEra:
                         collected = await _collect(channel, watch)
                 stream.detach(channel)
                 established = collected is not None and session.protocol_version is not None
-                established = established and not session.terminated
+                established = established and not session.terminated and session.refused is None
         finally:
             self._opening -= 1
             if established:
@@ -362,6 +379,8 @@ class LegacyEra:
                 session.terminate()
         if collected is None:
             return None
+        if session.refused is not None:
+            return error_answer(503, ErrorCode.INTERNAL_ERROR, session.refused, None, {"Retry-After": "1"}, decoded.id)
         frames = [event.frame for event in collected if event.frame is not None]
         if not frames:
             return error_answer(500, ErrorCode.INTERNAL_ERROR, "Internal error: the session ended before answering")
@@ -382,7 +401,10 @@ class LegacyEra:
         session = found
         last_event_id = request.headers.get(LAST_EVENT_ID_HEADER)
         if self._directory is not None:
-            served = await self._directory.get_stream(session, last_event_id or None, self)
+            try:
+                served = await self._directory.get_stream(session, last_event_id or None, self)
+            except (StorageUnavailable, TimeoutError) as error:
+                return _unavailable(session.session_id, error)
             if served is not None:
                 return served
         if last_event_id and self.event_store is not None:
@@ -439,6 +461,9 @@ class LegacyEra:
         if isinstance(found, Answer):
             return found
         if self._directory is not None:
-            await self._directory.delete(found)
+            try:
+                await self._directory.delete(found)
+            except (StorageUnavailable, TimeoutError) as error:
+                return _unavailable(found.session_id, error)
         found.terminate()
         return Answer(status=200, headers=session_headers(found))

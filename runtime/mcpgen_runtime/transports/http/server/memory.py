@@ -12,20 +12,23 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
 import anyio
 
+from ....jsonrpc.envelopes import RequestId
 from .channel import Channel, Event
 from .event_store import EventStore, InMemoryEventStore, Replay
 from .stores import (
+    MAX_STREAM_REQUESTS,
     STANDALONE_STREAM,
     FanoutJob,
     SessionRecord,
     SessionStore,
     TailGoOn,
+    answered_ids,
     fanout_job,
     session_stream_key,
 )
@@ -109,6 +112,8 @@ class InMemoryStreamTails:
     def __init__(self, events: InMemoryEventStore | None = None, *, stall_timeout: float = 2.0) -> None:
         self.events = events if events is not None else InMemoryEventStore()
         self._ended: set[str] = set()
+        # note_requests, by stream: as many streams as the event store remembers, least recently noted dropped.
+        self._requests: OrderedDict[str, tuple[RequestId, ...]] = OrderedDict()
         self._stored = anyio.Event()  # set (and replaced) whenever anything is stored or ended
         self._stall_timeout = stall_timeout
 
@@ -135,7 +140,18 @@ class InMemoryStreamTails:
         self._wake()
 
     async def exists(self, stream_id: str) -> bool:
-        return self.events.events_after(stream_id, 0) is not None
+        return stream_id in self._requests or self.events.events_after(stream_id, 0) is not None
+
+    async def note_requests(self, stream_id: str, ids: Sequence[RequestId]) -> None:
+        self._requests[stream_id] = tuple(ids[:MAX_STREAM_REQUESTS])
+        self._requests.move_to_end(stream_id)
+        while len(self._requests) > self.events.max_streams:
+            self._requests.popitem(last=False)
+
+    async def unanswered(self, stream_id: str) -> list[RequestId]:
+        ids = self._requests.get(stream_id, ())
+        answered = answered_ids(event.message for event in self.events.events_after(stream_id, 0) or ())
+        return [request_id for request_id in ids if request_id not in answered]
 
     def split(self, event_id: str) -> tuple[str, str] | None:
         stream_id, _, position = event_id.rpartition(_SEPARATOR)

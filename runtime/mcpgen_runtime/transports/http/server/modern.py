@@ -10,8 +10,10 @@ resume, so any worker can answer any request. An app given no ``ModernHandler`` 
 
 What the transport checks before the handler sees the request (spec basic/transports/streamable-http, "Request
 Metadata" and "Server Validation"), in the official SDK's order: one request or notification per body; the
-``_meta`` fields the era needs (-32602); ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` present, once,
-and equal to the body (-32020 HeaderMismatch). The version's support (-32022), the method (-32601), the client's
+``_meta`` fields the era needs (-32602); ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and every
+``Mcp-Param-*`` at most once and of valid characters (visible ASCII, space, tab: ``header_problem``), the first
+three present and equal to the body (-32020 HeaderMismatch). A request is of this era by its header or its
+``_meta`` version, whatever ``Mcp-Session-Id`` it carries (``is_modern`` quotes the spec). The version's support (-32022), the method (-32601), the client's
 capabilities and the ``Mcp-Param-*`` headers are the server layer's (it reads the headers in ``ModernCall.scope``).
 Whoever answers an error, ``HTTP_STATUS_OF_ERROR`` gives its HTTP status.
 
@@ -32,7 +34,7 @@ import binascii
 import functools
 import logging
 import re
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final, Protocol
 
@@ -54,6 +56,7 @@ from ....versions import (
     HEADER_MISMATCH,
     LEGACY_VERSIONS,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    MODERN_VERSIONS,
     PROTOCOL_VERSION_META,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
@@ -73,8 +76,10 @@ __all__ = [
     "ModernExchange",
     "ModernHandler",
     "decode_header_value",
+    "header_problem",
     "is_modern",
     "method_not_served",
+    "names_modern_version",
     "routing_problem",
 ]
 
@@ -117,6 +122,9 @@ _UNRELATED_NOTIFICATIONS: Final = frozenset(
         "notifications/resources/updated",
     }
 )
+_PARAM_PREFIX: Final = b"mcp-param-"
+# The bytes a header value may hold (spec "Value Encoding", after RFC 9110): tab, space and visible ASCII.
+_HEADER_VALUE_BYTES: Final = b"\t" + bytes(range(0x20, 0x7F))
 _BASE64_SENTINEL: Final = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
 _SSE_HEADERS: Final = [
     (b"content-type", SSE.encode()),
@@ -132,15 +140,32 @@ def _meta(message: Request | Notification) -> Mapping[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
-def is_modern(request: HTTPRequest, decoded: Any) -> bool:
-    """Whether a POST that belongs to no live session is of the modern era: its ``MCP-Protocol-Version`` names
-    no legacy version (the session id it may carry is ignored, as the spec says), or, without a session id,
-    its request carries the ``_meta`` protocol version (whatever the header says: it is then told it mismatches)."""
+def names_modern_version(request: HTTPRequest) -> bool:
+    """Whether the POST's ``MCP-Protocol-Version`` header names a version of the modern era (the request is then a
+    modern one, whatever ``Mcp-Session-Id`` it carries: see ``is_modern``)."""
+    version = request.headers.get(PROTOCOL_VERSION_HEADER)
+    return version is not None and version.strip() in MODERN_VERSIONS
+
+
+def is_modern(request: HTTPRequest, decoded: Any, *, in_session: bool = False) -> bool:
+    """Whether a POST is of the modern era: its ``MCP-Protocol-Version`` names a modern version (without a live
+    session: any version that is not of the legacy era, so that an unknown one is told -32022), or its request
+    (not ``initialize``) carries the ``_meta`` protocol version, whatever the header says (it is then told it
+    mismatches, -32020) and whatever ``Mcp-Session-Id`` it carries, live session or not. A request of a live
+    session (``in_session``) with neither keeps the session's rules (an unknown header version: the session's 400).
+
+    The spec (2026-07-28 basic/versioning, "Backward Compatibility"): "A dual-era server selects its behavior from
+    how the client opens: A request carrying modern per-request ``_meta`` is served statelessly according to this
+    revision"; and basic/transports/streamable-http, "Earlier Streamable HTTP Revisions": "An ``Mcp-Session-Id``
+    header on a request: ignore it, and do not mint or echo session IDs". So a session id never makes a modern
+    request legacy; and "Protocol Version Header": the header "MUST match the
+    ``io.modelcontextprotocol/protocolVersion`` field carried in the request body's ``_meta``. If the values do not
+    match, the server MUST reject the request with ``400 Bad Request`` and a ``HeaderMismatch`` JSON-RPC error", so
+    a legacy header over a modern body is refused, never served by the session it names."""
     version = request.headers.get(PROTOCOL_VERSION_HEADER)
     if version is not None and version.strip() not in LEGACY_VERSIONS:
-        return True
-    if "mcp-session-id" in request.headers:
-        return False
+        if not in_session or version.strip() in MODERN_VERSIONS:
+            return True
     if not isinstance(decoded, Request | Notification) or decoded.method == "initialize":
         return False
     meta = _meta(decoded)
@@ -163,6 +188,36 @@ def decode_header_value(value: str) -> str | None:
         return None
 
 
+def header_problem(raw_headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """What is wrong with the request's ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and
+    ``Mcp-Param-*`` headers as headers, whatever the body says: one of them twice, or a value with a character that
+    is not visible ASCII, space or tab; None if nothing is.
+
+    Read from the raw headers: a folded mapping hides duplicates (which two readers, a gateway and this server,
+    would read differently), and its latin-1 reading of a raw UTF-8 or latin-1 value would match the body. The
+    spec (basic/transports/streamable-http, "Value Encoding"): header values "must consist of visible ASCII
+    characters (0x21-0x7E), space (0x20), and horizontal tab (0x09)", anything else travels as
+    ``=?base64?...?=``; "Server Validation" lists "A header value contains invalid characters" as a failure
+    (-32020), and "Server Behavior for Custom Headers": "Servers MUST reject requests with a recognized
+    ``Mcp-Param-{Name}`` header that contains invalid characters". Every ``Mcp-Param-*`` header is checked here,
+    recognized or not (the tool is not known yet): a conforming client encodes every value it sends and sends one
+    header per parameter, so this refuses nothing it sends."""
+    seen: set[bytes] = set()
+    for name, value in raw_headers:
+        key = name.lower()
+        if key.startswith(_PARAM_PREFIX) or key.decode("latin-1") in ROUTING_HEADERS:
+            label = key.decode("latin-1")
+            if key in seen:
+                return f"Header mismatch: {label} appears more than once"
+            seen.add(key)
+            if value.translate(None, _HEADER_VALUE_BYTES):
+                return (
+                    f"Header mismatch: {label} contains invalid characters (a header value is visible ASCII, space"
+                    " and tab; send any other value as =?base64?...?=)"
+                )
+    return None
+
+
 def routing_problem(scope: Scope, request: HTTPRequest, decoded: Request) -> tuple[int, str] | None:
     """The JSON-RPC error (code, message) for a modern request whose ``_meta`` or routing headers are wrong; None
     if they are right. Header values are compared without surrounding whitespace (RFC 9110 field values)."""
@@ -171,13 +226,9 @@ def routing_problem(scope: Scope, request: HTTPRequest, decoded: Request) -> tup
     if missing:
         return ErrorCode.INVALID_PARAMS, f"Invalid params: params._meta must carry {' and '.join(missing)}"
     assert meta is not None
-    seen: set[bytes] = set()
-    for name, _ in scope["headers"]:  # a folded mapping hides duplicates, which two readers would read differently
-        key = name.lower()
-        if key.decode("latin-1") in ROUTING_HEADERS:
-            if key in seen:
-                return HEADER_MISMATCH, f"Header mismatch: {key.decode('latin-1')} appears more than once"
-            seen.add(key)
+    problem = header_problem(scope["headers"])
+    if problem is not None:
+        return HEADER_MISMATCH, problem
     headers = request.headers
     version = headers.get(PROTOCOL_VERSION_HEADER)
     if version is None or version.strip() != meta[PROTOCOL_VERSION_META]:

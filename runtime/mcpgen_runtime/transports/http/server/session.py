@@ -207,6 +207,9 @@ class HTTPSessionStream:
         self._stream_tag = stream_tag
         self.protocol_version: str | None = None  # set once the handler has answered initialize
         self.initialize_id: RequestId | None = None
+        # Set by the ``mirror`` when the shared store would not keep the session (its bound of sessions, or it failed):
+        # the initialize is then answered 503 with this message, and nothing is kept.
+        self.refused: str | None = None
         self.event_store, self.retry_ms = event_store, retry_ms
         self.budget = budget if budget is not None else InFlightBudget()
         # Bounded: a POST waits (backpressure) while the handler is not reading.
@@ -360,7 +363,13 @@ class HTTPSessionStream:
 
     async def prime(self, stream: ResponseStream) -> None:
         """The first event of a POST's SSE stream (2025-11-25): an event id with empty data, so that the client can
-        resume the stream even if it breaks before anything else is sent."""
+        resume the stream even if it breaks before anything else is sent. With ``tails`` (other processes may serve
+        the stream), its requests are recorded first (``StreamTails.note_requests``)."""
+        if stream.stored and stream.sse and self.tails is not None and stream.unanswered:
+            try:
+                await self.tails.note_requests(stream.stream_id, list(stream.unanswered))
+            except Exception:
+                logger.warning("could not record the requests of SSE stream %s", stream.stream_id, exc_info=True)
         if stream.stored and self.event_store is not None and self.protocol_version in SSE_PRIMING_VERSIONS:
             event_id = await self._store(stream, None)
             if event_id is not None:

@@ -8,15 +8,18 @@ Where it sits: in the ``transports`` layer, under ``session`` (which uses ``Stre
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
-from ....jsonrpc.envelopes import Request, encode_frame, notification_message
+from ....jsonrpc.envelopes import Request, RequestId, encode_frame, notification_message
 from .channel import Channel
 
 __all__ = [
+    "MAX_SESSION_INIT_BYTES",
+    "MAX_STREAM_REQUESTS",
     "RESOURCE_UPDATED",
     "STANDALONE_STREAM",
     "STATE_METHODS",
@@ -28,6 +31,7 @@ __all__ = [
     "StorageUnavailable",
     "StreamTails",
     "TailGoOn",
+    "answered_ids",
     "fanout_job",
     "session_stream_key",
 ]
@@ -81,6 +85,11 @@ def session_stream_key(session_id: str) -> str:
     return hashlib.sha256(session_id.encode()).hexdigest()[:16]
 
 
+# The largest initialize request a legacy-era session keeps (its client info and capabilities: what the session
+# costs in any store); a larger one is refused (``legacy``: HTTP 400, JSON-RPC -32602). 64 KiB.
+MAX_SESSION_INIT_BYTES: Final = 64 * 1024
+
+
 class StorageUnavailable(Exception):
     """A store did not answer (the request is refused with 503 and ``Retry-After``, never left hanging)."""
 
@@ -124,6 +133,38 @@ class SessionStore(Protocol):
         ...
 
 
+# The most request ids a POST's stream records (``StreamTails.note_requests``; a batch's first ones): a stream whose
+# writer died gets an error answer for each of them still unanswered (``scaleout.directory``). 256.
+MAX_STREAM_REQUESTS: Final = 256
+
+
+def answered_ids(frames: Iterable[bytes]) -> set[RequestId]:
+    """The ids of the JSON-RPC responses (answers, errors) among ``frames`` (a batch frame counts each of its
+    items); anything that does not parse is skipped."""
+    found: set[RequestId] = set()
+    for frame in frames:
+        try:
+            decoded = json.loads(frame)
+        except ValueError:
+            continue
+        for item in decoded if isinstance(decoded, list) else [decoded]:
+            if isinstance(item, dict) and "method" not in item and ("result" in item or "error" in item):
+                if isinstance(item.get("id"), str | int) and not isinstance(item.get("id"), bool):
+                    found.add(item["id"])
+    return found
+
+
+def request_ids(data: bytes | None) -> list[RequestId]:
+    """The request ids ``note_requests`` recorded, from their JSON text (anything else: none)."""
+    try:
+        decoded = json.loads(data) if data else []
+    except ValueError:
+        return []
+    if not isinstance(decoded, list):
+        return []
+    return [item for item in decoded if isinstance(item, str | int) and not isinstance(item, bool)]
+
+
 # go_on(last entry read, or None): awaited after each read of a tail; False ends the tail.
 TailGoOn = Callable[[str | None], Awaitable[bool]]
 
@@ -142,7 +183,18 @@ class StreamTails(Protocol):
         """Mark ``stream_id`` done: every tail of it stops after what came before."""
         ...
 
-    async def exists(self, stream_id: str) -> bool: ...
+    async def exists(self, stream_id: str) -> bool:
+        """Whether anything of ``stream_id`` is kept (an event, an end mark, or its ``note_requests``)."""
+        ...
+
+    async def note_requests(self, stream_id: str, ids: Sequence[RequestId]) -> None:
+        """Record the requests a POST's SSE stream carries (its first ``MAX_STREAM_REQUESTS``), kept as long as the
+        stream's events, so that another process can answer them if the stream's writer dies (``unanswered``)."""
+        ...
+
+    async def unanswered(self, stream_id: str) -> list[RequestId]:
+        """The recorded requests of ``stream_id`` (``note_requests``) with no answer stored on it, in order."""
+        ...
 
     def split(self, event_id: str) -> tuple[str, str] | None:
         """(stream id, position) of an event id this store issued; None for anything else."""
