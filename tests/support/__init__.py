@@ -3,7 +3,10 @@
 ``ports`` (a free loopback port; whether a port accepts connections yet), ``servers`` (in-process servers on
 127.0.0.1 port 0 under uvicorn, run in a task group for the length of an ``async with``), ``processes``
 (servers and tools in subprocesses: a child's stderr read line by line with bounded waits; an HTTP server process
-waited for until its port accepts) and ``content`` (what a test reads out of a result: ``text_of``).
+waited for until its port accepts), ``content`` (what a test reads out of a result: ``text_of``), ``system``
+(programs from outside the repository: the standard skip reason when one is missing, which tests/conftest.py
+reports in a NOT TESTED section) and ``import_graph`` (a package's import graph read with ``ast``, and the checks
+tests/test_layers.py runs on it).
 
 ``tests/conftest.py`` puts ``tests/`` on ``sys.path`` (pytest's rootdir-relative ``prepend`` import mode, as for
 every helper module here), so tests in every folder import ``support``. ``ports`` and ``content`` import nothing of
