@@ -21,7 +21,6 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-import anyio
 import redis
 import redis.asyncio
 
@@ -166,12 +165,8 @@ class RedisEventStore:
         try:
             while not channel.closed:
                 # Read only what the connection has room for: a slow client slows the tail, not the memory.
-                if channel.room <= 0:
-                    with anyio.move_on_after(self._stall_timeout):
-                        await channel.wait_for_room()
-                    if channel.room <= 0:
-                        channel.overflow()  # it fell behind for good: it resumes with Last-Event-ID
-                        return
+                if not await channel.room_within(self._stall_timeout):
+                    return  # it fell behind for good: it resumes with Last-Event-ID
                 count = min(READ_BATCH, channel.room)
                 reply: Any = await self._tail_redis.xread({key: last}, count=count, block=self._block_ms)
                 entries = [(entry_id.decode(), fields) for _key, batch in reply or () for entry_id, fields in batch]

@@ -78,6 +78,19 @@ class Channel:
         self._room = room = anyio.Event()
         await room.wait()
 
+    async def room_within(self, timeout: float) -> bool:
+        """Whether there is room, waiting at most ``timeout`` for the consumer to take what is queued; if it takes
+        nothing in that time, the channel overflows (its client resumes with ``Last-Event-ID``) and this is False.
+        For a producer that reads from a store at its own pace (the event stores' tails)."""
+        if self.room > 0:
+            return True
+        with anyio.move_on_after(timeout):
+            await self.wait_for_room()
+        if self.room > 0:
+            return True
+        self.overflow()
+        return False
+
     def overflow(self, event: Event | None = None) -> None:
         """End the connection: its client fell too far behind (``event``: the one that did not fit). What is queued
         still goes out (then the end), so the client's last event id is where it resumes; nothing more is queued."""

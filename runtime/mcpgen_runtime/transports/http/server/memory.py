@@ -161,12 +161,8 @@ class InMemoryStreamTails:
         seq = int(after) if after is not None and after.isdigit() else 0
         try:
             while not channel.closed:
-                if channel.room <= 0:
-                    with anyio.move_on_after(self._stall_timeout):
-                        await channel.wait_for_room()
-                    if channel.room <= 0:
-                        channel.overflow()
-                        return
+                if not await channel.room_within(self._stall_timeout):
+                    return  # it fell behind for good: it resumes with Last-Event-ID
                 stored = self._stored
                 events = (self.events.events_after(stream_id, seq) or [])[: channel.room]
                 last = events[-1].event_id.rpartition(_SEPARATOR)[2] if events else None
