@@ -68,13 +68,13 @@ def fuzz(session: nox.Session) -> None:
 
 # The libraries whose versions are bounded from above because the code relies on their private parts or builds on them
 # closely (runtime/pyproject.toml, pyproject.toml: each bound says why).
-BOUNDED = ["anyio", "uvicorn", "starlette", "black"]
+BOUNDED = ["anyio", "uvicorn", "starlette", "black", "httptools", "uvloop"]
 
 
 @nox.session(venv_backend="venv")
 def newest(session: nox.Session) -> None:
-    """tests/runtime against the newest anyio, uvicorn, starlette and black the distributions' bounds allow, in a
-    venv of its own: the dev extra (its pins are what CI tests), then those four upgraded with the three
+    """tests/runtime against the newest anyio, uvicorn, starlette, black, httptools and uvloop the distributions'
+    bounds allow, in a venv of its own: the dev extra (its pins are what CI tests), then those upgraded with the three
     distributions in the same resolve, so pip keeps to their bounds and to nothing else. Then again in safe mode.
     Before raising a bound: raise it, run this, and read the fast-path log lines (a failed self-check is a WARNING)."""
     session.install("-e", "./generated", "-e", "./runtime", "-e", ".[dev]")

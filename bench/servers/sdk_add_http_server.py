@@ -1,16 +1,22 @@
-"""The HTTP benchmark's official-SDK server (mcp==2.3.0): the same `add` tool, served over streamable HTTP.
+"""The HTTP benchmark's official-SDK server (mcp==2.3.0): the same `add` and `add_progress` tools, over streamable
+HTTP.
 
-    python bench/servers/sdk_add_http_server.py --port PORT [--json-response]
+    python bench/servers/sdk_add_http_server.py --port PORT [--json-response] [--stack fast|h11]
 
-Runs the way the SDK documents (`MCPServer.run("streamable-http")`: its Starlette app with the
-StreamableHTTPSessionManager, under uvicorn, one worker, 127.0.0.1). `log_level="WARNING"` keeps uvicorn's
-per-request access log off, as it is for the mcpgen server; `--json-response` is the SDK's `json_response=True`.
+The SDK's own app (`MCPServer.streamable_http_app()`: its Starlette app with the StreamableHTTPSessionManager), as
+`MCPServer.run("streamable-http")` builds it, served by uvicorn (one worker, 127.0.0.1) the way that method does,
+except that the event loop and HTTP parser are given explicitly (`--stack`, _stack.py), so that both servers run on
+the same stack; the process prints the ones it really runs on (a `STACK` line on stderr). `log_level="warning"`, `access_log=False` and
+`server_header=False` are what mcpgen's run_http sets; `--json-response` is the SDK's
+`json_response=True`.
 """
 
 import argparse
 import warnings
 
-from mcp.server.mcpserver import MCPServer
+import _stack
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
@@ -22,12 +28,32 @@ async def add(a: int, b: int) -> str:
     return str(a + b)
 
 
+@server.tool(description="Add two integers, reporting progress once first.")
+async def add_progress(a: int, b: int, ctx: Context) -> str:
+    await ctx.report_progress(1, 1)
+    return str(a + b)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--stack", choices=_stack.STACKS, default="fast")
     options = parser.parse_args()
+    loop, http = _stack.resolve(options.stack)
+    _stack.report_stack("mcp 2.3.0")
+    app = server.streamable_http_app(json_response=options.json_response, host="127.0.0.1")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=options.port,
+        log_level="warning",
+        loop=loop,
+        http=http,
+        access_log=False,
+        server_header=False,  # as mcpgen's run_http sets them
+    )
     try:
-        server.run("streamable-http", host="127.0.0.1", port=options.port, json_response=options.json_response)
+        uvicorn.Server(config).run()  # run(), not serve(): it makes the loop from config.loop
     except KeyboardInterrupt:
         pass

@@ -24,8 +24,9 @@ from mcpgen_runtime.transports.http.server.coalesce import (
     UVICORN_COALESCING,
     _HeadHoldingTransport,
     coalescing_protocol,
+    http_protocol,
 )
-from mcpgen_runtime.transports.http.server.serving import serve_app
+from mcpgen_runtime.transports.http.server.serving import http_stack, serve_app
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n"
 STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -112,8 +113,10 @@ async def test_over_a_real_socket_streams_are_not_held_and_answers_come_whole() 
             await head_read.wait()
             await send({"type": "http.response.body", "body": b"tail", "more_body": False})
             return
-        protocol = coalescing_protocol(AutoHTTPProtocol)
-        coalescing.append(any(isinstance(live, protocol) for live in gc.get_objects()))
+        protocol = http_protocol(http_stack().parser)  # the class serve_app runs (MCPGEN_HTTP_STACK's parser)
+        coalescing.append(
+            not isinstance(protocol, str) and any(isinstance(live, protocol) for live in gc.get_objects())
+        )
         body = b'{"answer":3}'
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -140,3 +143,38 @@ async def test_over_a_real_socket_streams_are_not_held_and_answers_come_whole() 
     assert b"tail" in streamed
     assert b"server: uvicorn" not in whole.lower()
     assert whole.startswith(b"HTTP/1.1 200") and whole.endswith(b'{"answer":3}'), whole
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("stack", ["auto", "h11"])
+async def test_a_head_answer_is_not_held_on_either_parser(stack: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HEAD answer announces the GET's Content-Length but has no body: httptools writes nothing after its head, so
+    the head is released when the response is complete, not held until the next one (which would never come)."""
+    monkeypatch.setenv("MCPGEN_HTTP_STACK", stack)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while (message := await receive())["type"] != "lifespan.shutdown":
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await receive()
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"12")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b'{"answer":3}'})
+
+    def client(port: int) -> tuple[bytes, bytes]:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"HEAD / HTTP/1.1\r\nhost: x\r\n\r\n")
+            head = _read_until(sock, b"\r\n\r\n")
+            sock.sendall(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            return head, _read_until(sock, b'{"answer":3}')
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            base = await tg.start(partial(serve_app, app))
+            head, whole = await anyio.to_thread.run_sync(client, int(base.rsplit(":", 1)[1]))
+            tg.cancel_scope.cancel()
+    assert head.startswith(b"HTTP/1.1 200") and head.endswith(b"\r\n\r\n") and b"content-length: 12" in head.lower()
+    assert whole.startswith(b"HTTP/1.1 200") and whole.endswith(b'\r\n\r\n{"answer":3}'), whole

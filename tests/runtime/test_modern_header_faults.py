@@ -99,6 +99,9 @@ async def open_legacy_session(client: httpx2.AsyncClient, url: str) -> str:
     return session_id
 
 
+JSON_TYPE = "application/json"
+
+
 def assert_header_mismatch(response: httpx2.Response, *words: str) -> None:
     assert response.status_code == 400, response.text
     error = response.json()["error"]
@@ -163,7 +166,12 @@ async def test_duplicate_or_non_ascii_param_headers_are_refused(
         async with serving_server(build_server()) as url, httpx2.AsyncClient(timeout=5) as client:
             body = call_body("run_query", {"query": "q", "region": region}, META)
             response = await client.post(url, json=body, headers=headers)
-            assert_header_mismatch(response, *words)
+            if b"\x7f" in raw_headers[0][1] and not response.headers.get("content-type", "").startswith(JSON_TYPE):
+                # httptools (the fast stack) refuses a control character in a header value itself, before the app
+                # sees the request: a plain 400 from the HTTP parser; h11 passes it on and the server refuses it.
+                assert response.status_code == 400, response.text
+            else:
+                assert_header_mismatch(response, *words)
             # The same value, as the spec says to send it, is served.
             fine = [(k.encode(), v.encode()) for k, v in modern_headers(**{"mcp-param-region": "eu"}).items()]
             body = call_body("run_query", {"query": "q", "region": "eu"}, META)

@@ -1,11 +1,17 @@
-"""A modern (2026-07-28) request is one call of the server's dispatch (issue 21): over HTTP it makes no ``Session``,
-no ``ServerConnection`` and no task of the runtime's own; over stdio (any long-lived stream) it is served by the
-connection's one ``Session``, not by a ``Session`` of its own. Counted, not timed."""
+"""A modern (2026-07-28) request is one call of the server's dispatch (issues 21, 22): over HTTP it makes no
+``Session``, no ``ServerConnection`` and no task of the runtime's own; over stdio (any long-lived stream) it is served
+by the connection's one ``Session``, not by a ``Session`` of its own, with no more tasks than a legacy request. In
+either case it leaves no object of the runtime in a reference cycle (which only the cyclic GC frees: its pauses were
+the modern era's p99). Counted, not timed."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import functools
+import gc
+import types
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -77,6 +83,33 @@ def runtime_tasks() -> Iterator[list[str]]:
         loop.set_task_factory(previous)
 
 
+@contextmanager
+def cyclic_garbage() -> Iterator[list[str]]:
+    """The runtime's objects (instances of its classes, its functions, methods and partials of them) that the block
+    left in reference cycles, by type: ``gc.DEBUG_SAVEALL`` keeps what the cyclic GC finds instead of freeing it."""
+    found: list[str] = []
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        yield found
+        gc.collect()
+        found.extend(sorted(name for name in map(_runtime_name, gc.garbage) if name is not None))
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+def _runtime_name(value: object) -> str | None:
+    target = value.func if isinstance(value, functools.partial) else value
+    target = target.__func__ if isinstance(target, types.MethodType) else target
+    if isinstance(target, types.FunctionType):
+        return f"{target.__module__}.{target.__qualname__}" if target.__module__.startswith("mcpgen_runtime") else None
+    if isinstance(target, types.CoroutineType):
+        return target.cr_code.co_qualname if target.cr_code.co_filename.startswith(RUNTIME) else None
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}" if kind.__module__.startswith("mcpgen_runtime") else None
+
+
 def call_add(request_id: int) -> tuple[dict[str, Any], dict[str, str]]:
     message = {
         "jsonrpc": "2.0",
@@ -111,6 +144,74 @@ async def test_a_modern_http_request_makes_no_session_connection_or_task(monkeyp
             tg.cancel_scope.cancel()
     assert made == {"Session": 0, "ServerConnection": 0}
     assert tasks == []
+
+
+@pytest.mark.parametrize("json_response", [True, False], ids=["json", "sse"])
+async def test_modern_http_requests_leave_nothing_in_reference_cycles(json_response: bool) -> None:
+    server = build_server()
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+            base = await tg.start(partial(server.serve_http, "127.0.0.1", 0, json_response=json_response))
+            async with httpx2.AsyncClient(timeout=5) as client:
+                warm, headers = call_add(0)
+                assert (await client.post(f"{base}/mcp", json=warm, headers=headers)).status_code == 200
+                with cyclic_garbage() as garbage:
+                    for n in range(1, 51):
+                        message, headers = call_add(n)
+                        response = await client.post(f"{base}/mcp", json=message, headers=headers)
+                        assert response.status_code == 200, response.text
+                        assert response.json()["result"]["content"][0]["text"] == str(n + 1)
+            tg.cancel_scope.cancel()
+    # None of the runtime's, the server layer's (ModernRequest, Context, InputExchange, ModernServing) or the
+    # transport's (the exchange and its call): each would be kept until a collection, and make one more likely.
+    assert Counter(garbage) == Counter()
+
+
+async def test_modern_requests_over_a_stream_leave_nothing_in_reference_cycles() -> None:
+    server = build_server()
+    server_end, client_end = memory_stream_pair()
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve_stream, server_end)
+            async with Session(client_end) as client:
+                await client.request("tools/call", call_add(0)[0]["params"])
+                with cyclic_garbage() as garbage:
+                    for n in range(1, 51):
+                        result = await client.request("tools/call", call_add(n)[0]["params"])
+                        assert result["content"][0]["text"] == str(n + 1)
+            tg.cancel_scope.cancel()
+    assert Counter(garbage) == Counter()
+
+
+async def test_a_modern_request_over_a_stream_starts_no_more_tasks_than_a_legacy_one() -> None:
+    """Over a stream the connection's session runs each request in a task of its own, in either era; a modern
+    request adds none to that."""
+    server = build_server()
+    server_end, client_end = memory_stream_pair()
+    legacy_params = {"name": "add", "arguments": {"a": 1, "b": 2}}
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve_stream, server_end)
+            async with Session(client_end) as client:
+                initialize = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                }
+                await client.request("initialize", initialize)
+                await client.notify("notifications/initialized")
+
+                async def tasks_of(call: Callable[[], Awaitable[Any]]) -> list[str]:
+                    await call()  # warm: the version's models
+                    with runtime_tasks() as started:
+                        for _ in range(5):
+                            await call()
+                    return started
+
+                modern = await tasks_of(lambda: client.request("tools/call", call_add(1)[0]["params"]))
+                legacy = await tasks_of(lambda: client.request("tools/call", legacy_params))
+            tg.cancel_scope.cancel()
+    assert len(modern) <= len(legacy), (modern, legacy)
 
 
 async def test_a_modern_request_over_a_stream_uses_the_connections_session(monkeypatch: pytest.MonkeyPatch) -> None:

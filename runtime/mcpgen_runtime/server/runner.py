@@ -9,8 +9,12 @@ only ``Server``. The file is imported as a module, not run as ``__main__``, so i
 ``--workers N --redis URL`` run N worker processes on the port, sharing sessions through Redis (``scaleout``);
 ``create_app`` is the same for an ASGI server's own workers (uvicorn ``--factory``).
 
-Bad input (no such file or module, no ``Server`` in it, a port that cannot be bound, bad scale-out settings or an
-unreachable Redis) is one ``error:`` line on stderr
+Over HTTP it serves on uvicorn with httptools and uvloop when they import, else h11 and asyncio's loop;
+``MCPGEN_HTTP_STACK=auto|fast|h11`` chooses (default ``auto``; see ``transports.http.server.serving``), and
+``--log-level debug`` logs which stack serves.
+
+Bad input (no such file or module, no ``Server`` in it, a port that cannot be bound, bad scale-out settings or
+``MCPGEN_HTTP_STACK``, an unreachable Redis) is one ``error:`` line on stderr
 and exit code 2; an exception raised by the server's own code while it is imported shows its traceback first, since
 that is what its author needs. Ctrl-C (SIGINT) stops the server cleanly with exit code 0.
 """

@@ -94,6 +94,7 @@ class Server(Registry, Generic[StateT]):
         self.middleware_stack: list[Middleware] = []  # wrapped around every request, the first outermost
         enter = functools.partial(lifespan, self) if lifespan is not None else None
         self._lifespan: LifespanRunner[StateT] = LifespanRunner(name, enter)
+        self._modern: ModernServing | None = None  # see _modern_serving
 
     # -- lifespan and middleware ----------------------------------------------------------------------------------
 
@@ -183,9 +184,30 @@ class Server(Registry, Generic[StateT]):
         """Serve one modern request over streamable HTTP, as one call (the transport's ``ModernHandler``): in the
         caller's task, inside this server's run, through the middleware to the handler table; the JSON-RPC response
         as (message, frame). No ``Session`` or ``ServerConnection`` is made for it (``dispatch.modern``)."""
+        lifespan = self._lifespan
+        if lifespan.join_running():
+            # The usual case (serve_http, a mounted app): the run is in progress; joined without an async context
+            # manager, which per request cost a generator, its frames and a few awaits.
+            try:
+                return await answer_http(self._modern_serving(lifespan.state), request, call, self.connections)
+            finally:
+                lifespan.leave()
         async with self.running() as state:
-            serving = ModernServing(self, self.middleware_stack, state, self.request_states)
-            return await answer_http(serving, request, call, self.connections)
+            return await answer_http(self._modern_serving(state), request, call, self.connections)
+
+    def _modern_serving(self, state: Any) -> ModernServing:
+        """The ``ModernServing`` of the run in progress: one per run (its lifespan state) and ``requestState``
+        codec (a scaled-out worker replaces the codec once it starts), so that what it caches per version is
+        derived once, not per request."""
+        serving = self._modern
+        if (
+            serving is None
+            or serving.lifespan_state is not state
+            or serving.request_states is not self.request_states
+            or serving.middleware is not self.middleware_stack  # (appended to in place: seen; replaced: a new one)
+        ):
+            serving = self._modern = ModernServing(self, self.middleware_stack, state, self.request_states)
+        return serving
 
     async def serve_stdio(
         self,

@@ -78,6 +78,21 @@ class LifespanRunner(Generic[StateT]):
             async with self._own() as state:
                 yield state
 
+    def join_running(self) -> bool:
+        """Join the run in progress, if one is started and not stopping (then ``leave`` must follow, in a
+        ``finally``): what ``run()`` does when it joins, without an async context manager, for the one-call
+        requests (a modern request) that find the server running nearly every time. False: nothing was joined."""
+        if not self._ready:
+            return False
+        self._users += 1
+        return True
+
+    def leave(self) -> None:
+        """End a run joined by ``join_running``."""
+        self._users -= 1
+        if not self._users:
+            self._idle.set()
+
     @asynccontextmanager
     async def _join(self) -> AsyncIterator[StateT]:
         if not self._ready:

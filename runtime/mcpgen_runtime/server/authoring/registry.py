@@ -278,8 +278,26 @@ class Registry:
 
     # -- capabilities ---------------------------------------------------------------------------------------------
 
+    def serving_key(self) -> tuple[Any, ...]:
+        """What ``capabilities()`` and the server's identity depend on, as a value: what is derived from them (the
+        modern era's fitted capabilities, served methods and ``serverInfo``, per version) is cached under it and
+        rebuilt when it changes. Read from the same attributes, not counted at registration, so that a definition
+        added or removed any way (the decorators, ``remove_tool``, or the public dicts themselves) is seen."""
+        return (
+            bool(self.tools),
+            bool(self.resources or self.templates),
+            self.subscribe_hook is not None or self.unsubscribe_hook is not None,
+            bool(self.prompts),
+            self.logging,
+            bool(self.completions),
+            self.name,
+            self.version,
+            self.title,
+        )
+
     def capabilities(self) -> dict[str, Any]:
-        """The capabilities derived from what is registered (version-neutral; fitted per version on initialize)."""
+        """The capabilities derived from what is registered (version-neutral; fitted per version on initialize).
+        What it reads is ``serving_key``'s: keep the two in step."""
         capabilities: dict[str, Any] = {}
         if self.tools:
             capabilities["tools"] = {"listChanged": True}

@@ -34,7 +34,7 @@ from ..authoring.context import Context
 from ..authoring.definitions import FullToolResult, call_function, validation_details
 from ..authoring.errors import RESOURCE_NOT_FOUND, ProtocolError, ResourceNotFoundError, resource_not_found_code
 from ..authoring.registry import Registry
-from .tool_headers import check_param_headers
+from .tool_headers import annotated_parameters, check_param_headers
 
 __all__ = ["RESOURCE_NOT_FOUND", "HandledConnection", "Handlers", "fit"]
 
@@ -179,8 +179,12 @@ class Handlers:
         if tool is None:
             raise InvalidParams(f"Unknown tool: {params.name}")
         # Over HTTP in the modern era the x-mcp-header parameters come as Mcp-Param-* headers too: check them. The
-        # era first: looking the HTTP request up costs a context-variable read and a starlette Request.
-        if is_modern(self.connection.bindings.PROTOCOL_VERSION) and (headers := context.headers) is not None:
+        # era and the tool's annotations first: looking the HTTP request up costs a starlette Request.
+        if (
+            is_modern(self.connection.bindings.PROTOCOL_VERSION)
+            and annotated_parameters(tool.input_json_schema)
+            and (headers := context.headers) is not None
+        ):
             check_param_headers(tool.name, tool.input_json_schema, params.arguments, headers)
         outcome = await tool.call(params.arguments, context)
         if isinstance(outcome, FullToolResult):

@@ -2,7 +2,8 @@
 ``list_roots``: the same author code serves both eras.
 
 Where it sits: in the ``server`` layer, above ``request_state`` (the sealed state) and below ``modern`` (which
-creates an ``InputExchange`` per modern request and turns ``InputRequired`` into an ``InputRequiredResult``).
+creates a request's ``InputExchange`` when its handler first asks for input, or at once when it brings answers or a
+state, and turns ``InputRequired`` into an ``InputRequiredResult``).
 
 In the legacy era ``Context.elicit(...)`` sends ``elicitation/create`` to the client and waits for its answer.
 In the modern era the server cannot ask within the request: the handler is run, and each of its input calls

@@ -23,23 +23,28 @@ What the era changes, and where:
 - resource not found is -32602 (``errors.resource_not_found_code``);
 - ``subscriptions/listen`` is served by the ``subscriptions.Listeners`` it is given: the connection's over stdio,
   one of its own over HTTP (registered with the server for change notifications while it lasts).
+
+What a request costs (it should cost no more than a legacy one): what the server serves in a version is derived once
+(``VersionServing``, rebuilt when ``Registry.serving_key`` changes) in a ``ModernServing`` that lasts the run; per
+request there is a ``ModernRequest``, its ``Context`` and handlers object, an ``InputExchange`` only if input is
+asked, and no reference cycle among them (each would wait for the cyclic GC, whose pauses made the p99); a tool's
+plain text (``ValidResult``) is answered without re-validation, as in the legacy era.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, MutableSet, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, MutableSet, Sequence
 from functools import partial
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import BaseModel, ValidationError
 
 from ...jsonrpc.answers import call_handler
 from ...jsonrpc.context import PING, OutgoingSession, ProgressCallback, RequestContext, SessionClosedError
 from ...jsonrpc.envelopes import ErrorCode, InvalidParams, JSONParams, JSONRPCError, MethodNotFound, Request
-from ...protocol.results import field_errors
+from ...protocol.results import ValidResult, field_errors
 from ...versions import (
     CLIENT_CAPABILITIES_META,
     CLIENT_INFO_META,
@@ -54,11 +59,12 @@ from ...versions import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ..authoring.context import LOG_LEVELS, CapabilityError, Context
+from ..authoring.definitions import validation_details
 from ..authoring.errors import InputRequired, InvalidParamsError
 from ..authoring.middleware import IncomingRequest, Middleware
 from ..authoring.registry import Registry
 from .generated import bindings_for, handlers_class, not_initialized, served_methods, stub_for
-from .handlers import fit
+from .handlers import Handlers, fit
 from .input_rounds import InputExchange
 from .outgoing import client_answer, log_message, read_own_resource
 from .pipeline import run_request
@@ -70,6 +76,7 @@ __all__ = [
     "ExchangeIO",
     "ModernRequest",
     "ModernServing",
+    "VersionServing",
     "answer_http",
     "recognize",
     "serve_modern",
@@ -107,26 +114,100 @@ def recognize(method: str, params: JSONParams) -> tuple[str, Mapping[str, Any] |
     raise unsupported_version(requested)
 
 
-def _owner(context: Context[Any]) -> str | None:
-    """Who made the request: its access token's ``owner``, None when the server is not protected."""
-    identity = context.auth
+def _owner_in(scope: Mapping[str, Any] | None) -> str | None:
+    """Who made the request carried by the POST of ``scope``: its access token's ``owner`` (what ``Context.auth``
+    reads), None when the server is not protected or there is no HTTP request. From the scope, not the ``Context``:
+    an ``InputExchange`` holding the context would close a reference cycle (context -> request -> exchange)."""
+    if scope is None:
+        return None
+    from ...transports.http.server.auth import AUTH_SCOPE_KEY  # an HTTP request: the transport is loaded already
+
+    identity = scope.get(AUTH_SCOPE_KEY)
     return identity.owner if identity is not None else None
 
 
-@dataclass(frozen=True, slots=True)
+class VersionServing:
+    """What a server serves in one modern version, derived once from what is registered
+    (``Registry.serving_key``) rather than per request: the version's bindings and handler class, the server
+    capabilities fitted to it, the routes of the methods it serves, and its ``serverInfo``. Read only."""
+
+    __slots__ = ("bindings", "capabilities", "handlers", "key", "routes", "server_info", "server_info_valid", "stub")
+
+    def __init__(self, server: Registry, version: str, key: tuple[Any, ...]) -> None:
+        self.key = key
+        self.bindings: ModuleType = bindings_for(version)
+        self.stub: ModuleType = stub_for(version)
+        self.handlers: type[Handlers] = handlers_class(version)
+        self.capabilities: dict[str, Any] = fit(self.bindings.ServerCapabilities, server.capabilities())
+        served = served_methods(
+            self.stub, self.handlers(cast(Any, _Probe(server))), self.capabilities, bool(server.completions)
+        )
+        self.routes: dict[str, Any] = {m: r for m, r in self.stub.SERVER_ROUTES.items() if m in served}
+        info = {"name": server.name, "version": server.version, **({"title": server.title} if server.title else {})}
+        self.server_info: dict[str, Any] = fit(self.bindings.Implementation, info)
+        try:  # checked once here, so that a result built valid by the runtime (ValidResult) needs no validation
+            self.bindings.Implementation.model_validate(self.server_info)
+            self.server_info_valid = True
+        except ValidationError as exc:  # answered by validation, with the field paths, when a result carries it
+            logger.debug("serverInfo is not valid: %s", validation_details(exc))
+            self.server_info_valid = False
+
+
+class _Probe:
+    """The connection a handlers instance is made over when only its class matters (``served_methods`` asks which
+    methods the class overrides): ``Handlers.__init__`` reads ``server``, nothing else is used."""
+
+    __slots__ = ("server",)
+
+    def __init__(self, server: Registry) -> None:
+        self.server = server
+
+
 class ModernServing:
     """What serving a modern request takes of the server: what it serves, its middleware, the state its lifespan
-    yielded for this run, and the codec of ``requestState`` (MRTR)."""
+    yielded for this run, and the codec of ``requestState`` (MRTR); one per run of the server (per connection over
+    a stream), with each version's ``VersionServing`` cached for as long as what is registered stays the same."""
 
-    server: Registry
-    middleware: Sequence[Middleware]
-    lifespan_state: Any
-    request_states: RequestStateCodec
+    __slots__ = ("_versions", "lifespan_state", "middleware", "request_states", "server")
+
+    def __init__(
+        self, server: Registry, middleware: Sequence[Middleware], lifespan_state: Any, request_states: RequestStateCodec
+    ) -> None:
+        self.server, self.middleware = server, middleware
+        self.lifespan_state, self.request_states = lifespan_state, request_states
+        self._versions: dict[str, VersionServing] = {}
+
+    def version(self, version: str) -> VersionServing:
+        """``version``'s ``VersionServing``, rebuilt when a tool, resource, prompt, completion, hook or the
+        server's identity changed since it was made (a tool added at run time is served and listed at once)."""
+        key = self.server.serving_key()
+        served = self._versions.get(version)
+        if served is None or served.key != key:
+            served = self._versions[version] = VersionServing(self.server, version, key)
+        return served
 
 
 class ModernRequest:
     """One modern request: what it declared, and the connection view its handlers and ``Context`` use
-    (``context.ConnectionView``, ``handlers.HandledConnection``)."""
+    (``context.ConnectionView``, ``handlers.HandledConnection``). It holds nothing that holds it back (no
+    ``Context``, no handlers), so that it is freed as soon as the request is answered, without the cyclic GC."""
+
+    __slots__ = (
+        "_input",
+        "_listeners",
+        "_outlet",
+        "bindings",
+        "capabilities",
+        "client_capabilities",
+        "client_info",
+        "exchange",
+        "http_scope",
+        "log_level",
+        "protocol_version",
+        "served",
+        "server",
+        "serving",
+    )
 
     def __init__(
         self,
@@ -143,8 +224,9 @@ class ModernRequest:
         self.serving = serving
         self.server = serving.server
         self.protocol_version = version
-        self.bindings: ModuleType = bindings_for(version)
-        self.capabilities: dict[str, Any] = fit(self.bindings.ServerCapabilities, self.server.capabilities())
+        self.served = served = serving.version(version)
+        self.bindings: ModuleType = served.bindings
+        self.capabilities: dict[str, Any] = served.capabilities  # the version's, shared: read only
         meta = meta or {}
         capabilities, info = meta.get(CLIENT_CAPABILITIES_META), meta.get(CLIENT_INFO_META)
         # Validated with the params later; until then (middleware) only what has the right shape is believed.
@@ -152,22 +234,28 @@ class ModernRequest:
         self.client_info: dict[str, Any] = dict(info) if isinstance(info, Mapping) else {}
         level = meta.get(LOG_LEVEL_META)
         self.log_level: str | None = level if level in LOG_LEVELS else None
-        self.subscriptions: set[str] = set()  # resources/subscribe is not a method of this era
-        self.lifespan_state = serving.lifespan_state
         self.http_scope = http_scope
+        # The questions of a request that may ask the client for input, made when the handler first asks (or at
+        # once when the request carries answers or a state to check): most such requests never ask.
         self.exchange: InputExchange | None = None
+        self._input: tuple[str, dict[str, Any]] | None = None  # (method, params) of a request that may ask
         self._outlet, self._listeners = outlet, listeners
+
+    @property
+    def lifespan_state(self) -> Any:
+        return self.serving.lifespan_state
+
+    @property
+    def subscriptions(self) -> set[str]:
+        """Always empty: resources/subscribe is not a method of this era (a new set, so no request sees another's)."""
+        return set()
 
     # -- dispatch -------------------------------------------------------------------------------------------------
 
     def route(self, method: str) -> Any:
         """The route of ``method`` if this request's version serves it, else -32601."""
-        stub = stub_for(self.protocol_version)
-        route = stub.SERVER_ROUTES.get(method)
-        handlers = handlers_class(self.protocol_version)(self)
-        if route is None or method not in served_methods(
-            stub, handlers, self.capabilities, bool(self.server.completions)
-        ):
+        route = self.served.routes.get(method)
+        if route is None:
             raise MethodNotFound(method)
         return route
 
@@ -176,9 +264,10 @@ class ModernRequest:
         route = self.route(method)
         typed = typed_params(route, params)
         if route.input_required_result is not None and isinstance(params, dict):
-            # The spec: bind the state to the authenticated principal (see input_rounds); read only if a state is used.
-            self.exchange = InputExchange(self.serving.request_states, method, params, partial(_owner, context))
-        handler = getattr(handlers_class(self.protocol_version)(self), route.handler)
+            self._input = (method, params)
+            if "requestState" in params or "inputResponses" in params:
+                self._exchange()  # a state not valid for this request is -32602 even if the handler asks nothing
+        handler = getattr(self.served.handlers(self), route.handler)
         try:
             returned = await handler(typed, context)
         except InputRequired:
@@ -190,30 +279,53 @@ class ModernRequest:
                 logger.error("%s: %s", method, exc)
                 raise JSONRPCError(ErrorCode.INTERNAL_ERROR, "Internal error: the request state is too large") from None
             return self.finish(route.input_required_result, interim, "the InputRequiredResult", "input_required")
-        return self.finish(route.result_type, returned, source_of(route, typed))
+        return self.finish(route.result_type, returned, partial(source_of, route, typed))  # named only if wrong
+
+    def _exchange(self) -> InputExchange:
+        """This request's ``InputExchange``, made on first use. The spec: the state is bound to the authenticated
+        principal (see ``input_rounds``), read from the POST's scope only when a state is checked or sealed."""
+        exchange = self.exchange
+        if exchange is None:
+            assert self._input is not None
+            method, params = self._input
+            exchange = InputExchange(self.serving.request_states, method, params, partial(_owner_in, self.http_scope))
+            self.exchange = exchange
+        return exchange
 
     def finish_middleware_result(self, incoming: IncomingRequest[Any], value: Any) -> dict[str, Any]:
         """A result a middleware returned itself, finished like a handler's (see ``middleware``)."""
         route = self.route(incoming.method)
         return self.finish(route.result_type, value, f"a middleware's result for {incoming.method}")
 
-    def finish(self, model: Any, returned: Any, source: str, result_type: str = "complete") -> dict[str, Any]:
-        """``returned`` with ``resultType`` and ``_meta`` serverInfo, validated as ``model``."""
+    def finish(
+        self, model: Any, returned: Any, source: str | Callable[[], str], result_type: str = "complete"
+    ) -> dict[str, Any]:
+        """``returned`` with ``resultType`` and ``_meta`` serverInfo, validated as ``model`` (``source``: whose it is,
+        or a function giving it, for the error when it is not valid)."""
+        served = self.served
+        if type(returned) is ValidResult and served.server_info_valid:
+            # Built by the runtime in a shape valid for every version (a tool's plain text), and what is added is
+            # valid too (serverInfo was checked when cached): answered as it is, like the legacy era answers it.
+            data: dict[str, Any] = ValidResult(returned)
+            data["resultType"] = returned.get("resultType", result_type)
+            meta = returned.get("_meta")
+            data["_meta"] = (
+                {**meta, SERVER_INFO_META: served.server_info} if meta else {SERVER_INFO_META: served.server_info}
+            )
+            return data
         if isinstance(returned, BaseModel):
-            data: dict[str, Any] = returned.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            data = returned.model_dump(mode="json", by_alias=True, exclude_unset=True)
         elif isinstance(returned, Mapping):
             data = dict(returned)
         else:
             return validated_result(model, returned, source, self.protocol_version)  # names the wrong type
         data.setdefault("resultType", result_type)
         meta = data.get("_meta")
-        data["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), SERVER_INFO_META: self.server_info()}
+        data["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), SERVER_INFO_META: served.server_info}
         return validated_result(model, data, source, self.protocol_version)
 
     def server_info(self) -> dict[str, Any]:
-        server = self.server
-        info = {"name": server.name, "version": server.version, **({"title": server.title} if server.title else {})}
-        return fit(self.bindings.Implementation, info)
+        return self.served.server_info
 
     # -- the connection view (context.ConnectionView, handlers.HandledConnection) ---------------------------------
 
@@ -228,15 +340,16 @@ class ModernRequest:
     ) -> Any:
         """The answer recorded for this question (``input_rounds``), or ``InputRequired`` to ask it. ``timeout``
         does not apply: the client answers in its own time, by retrying."""
-        if self.exchange is None:
+        if self._input is None:
             raise CapabilityError(
                 f"{method} cannot be asked while serving this request: in MCP {self.protocol_version} only tools/call,"
                 " prompts/get and resources/read may ask the client for input"
             )
-        key = self.exchange.next_key(method, input_key)
-        raw = self.exchange.answer(key)
+        exchange = self._exchange()
+        key = exchange.next_key(method, input_key)
+        raw = exchange.answer(key)
         if raw is None:
-            raise self.exchange.ask(key, method, params)
+            raise exchange.ask(key, method, params)
 
         def invalid(model: str, exc: ValidationError) -> Exception:
             message = f"Invalid params: inputResponses[{key!r}] is not a valid {model}"
@@ -250,9 +363,8 @@ class ModernRequest:
         inner = ModernRequest(
             self.serving, self.protocol_version, meta, outlet=self._outlet, http_scope=self.http_scope
         )
-        handlers = handlers_class(self.protocol_version)(inner)
-        stub = stub_for(self.protocol_version)
-        return await read_own_resource(handlers, stub, {"uri": uri, "_meta": meta}, context, self.finish)
+        handlers = self.served.handlers(inner)
+        return await read_own_resource(handlers, self.served.stub, {"uri": uri, "_meta": meta}, context, self.finish)
 
     async def listen(self, requested: Mapping[str, Any], context: Context[Any]) -> Any:
         if self._listeners is None:

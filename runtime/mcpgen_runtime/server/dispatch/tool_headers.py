@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from ..authoring.errors import HeaderMismatchError
 
-__all__ = ["check_param_headers", "header_parameters"]
+__all__ = ["annotated_parameters", "check_param_headers", "header_parameters"]
 
 _PREFIX: Final = "=?base64?"
 _SUFFIX: Final = "?="
@@ -88,12 +88,29 @@ def _matches(header: str, value: Any) -> bool:
     return isinstance(value, str) and header == value
 
 
+def annotated_parameters(schema: Mapping[str, Any]) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """``header_parameters(schema)``, walked once per schema (a tool's input schema is fixed once it is registered):
+    most tools have none, and then a call needs neither the walk nor the HTTP request's headers."""
+    key = id(schema)
+    cached = _ANNOTATED.get(key)
+    if cached is None or cached[0] is not schema:
+        if len(_ANNOTATED) >= _ANNOTATED_MAX:  # schemas of replaced tools: bounded, not tracked
+            _ANNOTATED.clear()
+        cached = _ANNOTATED[key] = (schema, tuple(header_parameters(schema)))
+    return cached[1]
+
+
+_ANNOTATED: dict[int, tuple[Mapping[str, Any], tuple[tuple[tuple[str, ...], str], ...]]] = {}
+"""id(schema) -> (the schema, kept so that its id is not reused while cached; its annotated parameters)."""
+_ANNOTATED_MAX: Final = 4096
+
+
 def check_param_headers(
     tool_name: str, schema: Mapping[str, Any], arguments: Mapping[str, Any] | None, headers: Mapping[str, str]
 ) -> None:
     """Raise ``HeaderMismatchError`` unless every ``Mcp-Param-*`` header of the tool's annotated parameters agrees
     with ``arguments`` (``headers``: the HTTP request's, looked up case-insensitively)."""
-    for path, name in header_parameters(schema):
+    for path, name in annotated_parameters(schema):
         header_name = f"Mcp-Param-{name}"
         raw = headers.get(header_name)
         value = _value_at(arguments, path)

@@ -10,6 +10,11 @@ The Host check (DNS-rebinding protection, in ``transports.http.server.app``) acc
 server bound to one address (``--host 192.168.1.20``) also accepts that address; one bound to every interface
 (``0.0.0.0``, ``::``) cannot know the names clients will use, so it accepts the local ones plus those it is given
 (``allowed_hosts``, the scaffold's ``--allowed-host``) and warns, naming the flag, when it was given none.
+
+The HTTP stack: ``run_http`` (so ``Server.run_http``, the runner, the scaffold's ``main`` and every ``--workers``
+worker) runs the event loop ``MCPGEN_HTTP_STACK`` chooses (default ``auto``: uvloop when it imports, else asyncio's;
+``fast``; ``h11``: see ``transports.http.server.serving``, which picks the parser to match); a bad value is one
+``error:`` line and exit 2. ``run_stdio`` keeps asyncio's loop.
 """
 
 from __future__ import annotations
@@ -237,7 +242,10 @@ def run_http(
     """
     check_http_options(options, "run_http")
     configure_logging(log_level)
+    from ...transports.http.server.serving import http_stack, loop_options  # an HTTP server: uvicorn is needed anyway
+
     try:
+        loop = loop_options(http_stack())
         settings = scale_out_settings(workers, redis, scale_out)
         if settings.shared:
             from ...scaleout.redis_client import check_redis  # only scaled-out servers need redis
@@ -248,14 +256,16 @@ def run_http(
         raise SystemExit(2) from None
     completed = http_options(host, dict(options), allowed_hosts_flag=allowed_hosts_flag)
     if not settings.shared:
-        anyio.run(functools.partial(server.serve_http, host, port, **completed))
+        anyio.run(functools.partial(server.serve_http, host, port, **completed), **loop)
     elif settings.workers == 1:
-        anyio.run(functools.partial(server.serve_http, host, port, scale_out=settings, **completed))
+        anyio.run(functools.partial(server.serve_http, host, port, scale_out=settings, **completed), **loop)
     else:
-        _run_workers(server, host, port, settings, completed)
+        _run_workers(server, host, port, settings, completed, loop)
 
 
-def _run_workers(server: Servable, host: str, port: int, settings: Any, options: dict[str, Any]) -> None:
+def _run_workers(
+    server: Servable, host: str, port: int, settings: Any, options: dict[str, Any], loop: dict[str, Any]
+) -> None:
     from ...scaleout.supervisor import RestartPolicy, reserve_port, run_workers
 
     try:
@@ -272,7 +282,11 @@ def _run_workers(server: Servable, host: str, port: int, settings: Any, options:
         print(f"mcpgen: {settings.workers} workers, sharing sessions through Redis", file=sys.stderr, flush=True)
 
         def serve(index: int) -> None:
-            anyio.run(functools.partial(server.serve_http, host, port, scale_out=settings, reuse_port=True, **options))
+            # Each forked worker starts its own loop (the stack's): the parent never runs one while it supervises.
+            serve_http = functools.partial(
+                server.serve_http, host, port, scale_out=settings, reuse_port=True, **options
+            )
+            anyio.run(serve_http, **loop)
 
         code = run_workers(serve, settings.workers, policy=policy)
     finally:

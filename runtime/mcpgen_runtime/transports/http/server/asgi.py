@@ -25,6 +25,7 @@ __all__ = [
     "JSON",
     "SSE",
     "Answer",
+    "DelayedCalls",
     "DisconnectWatch",
     "HTTPRequest",
     "OriginCheck",
@@ -215,17 +216,17 @@ class DisconnectWatch:
     Only a task blocked in ``receive`` learns of a disconnect, so watching costs a task. Most requests are answered
     within a millisecond, so on asyncio (uvicorn's loop) that task is created only for a block still running
     ``DISCONNECT_WATCH_DELAY`` seconds after it began (one timer of the loop checks every pending block: see
-    ``_Sweeper``): a client gone before then is noticed at that moment (``receive`` reports a disconnect that
+    ``DelayedCalls``): a client gone before then is noticed at that moment (``receive`` reports a disconnect that
     already happened). Other event loops get the watching task at once, in a task group.
     """
 
-    __slots__ = ("_done", "_on_gone", "_receive", "_sweeper", "_task", "_tg", "gone")
+    __slots__ = ("_calls", "_done", "_on_gone", "_receive", "_task", "_tg", "gone")
 
     def __init__(self, receive: Receive, on_gone: Callable[[], Awaitable[None]]) -> None:
         self._receive, self._on_gone = receive, on_gone
         self.gone = False
         self._done = False
-        self._sweeper: _Sweeper | None = None
+        self._calls: DelayedCalls | None = None
         self._task: asyncio.Task[None] | None = None
         self._tg: TaskGroup | None = None
 
@@ -237,14 +238,14 @@ class DisconnectWatch:
             await self._tg.__aenter__()
             self._tg.start_soon(self._watch)
         else:
-            self._sweeper = _sweeper(loop)
-            self._sweeper.add(self)
+            self._calls = DelayedCalls.for_loop(loop, DISCONNECT_WATCH_DELAY)
+            self._calls.add(self, functools.partial(self._spawn, loop))
         return self
 
     async def __aexit__(self, *exc_info: object) -> bool | None:
         self._done = True
-        if self._sweeper is not None:
-            self._sweeper.pending.pop(self, None)
+        if self._calls is not None:
+            self._calls.discard(self)
         # A watch that saw the disconnect finishes on_gone (it may be delivering the cancellation of the client's
         # requests); one still waiting is cancelled.
         if self._task is not None and not self.gone:
@@ -279,46 +280,62 @@ class DisconnectWatch:
 _WATCHING: set[asyncio.Task[None]] = set()
 
 
-class _Sweeper:
-    """The pending ``DisconnectWatch`` es of one event loop, due ``DISCONNECT_WATCH_DELAY`` after they began, and one
-    timer for all of them (a timer per request cost more than the rest of the watch): when it fires, the watches
-    that are due get their watching task, and it is set again for the next one, if any."""
+class DelayedCalls:
+    """Callbacks due a fixed ``delay`` after they were added, on one event loop, with ONE timer for all of them: a
+    timer per request (``loop.call_later``) costs a ``TimerHandle`` and a heap push and pop on the hot path of
+    every request, though nearly every request is over before its callback is due and takes it back (``discard``).
+    The delay is the same for all, so the order they were added in is the order they are due; when the timer fires,
+    the due ones are called and it is set again for the next one, if any. ``for_loop`` gives the one of the running
+    loop for a delay (used by ``DisconnectWatch`` and by the modern era's ping deadline)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.pending: dict[DisconnectWatch, float] = {}  # in the order they began, so in the order they are due
+    __slots__ = ("delay", "loop", "pending", "timer")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, delay: float) -> None:
+        self.loop, self.delay = loop, delay
+        self.pending: dict[object, tuple[float, Callable[[], None]]] = {}  # in the order they are due
         self.timer: asyncio.TimerHandle | None = None
 
-    def add(self, watch: DisconnectWatch) -> None:
-        due = self.loop.time() + DISCONNECT_WATCH_DELAY
-        self.pending[watch] = due
-        if self.timer is None:
-            self.timer = self.loop.call_at(due, self.sweep)
+    @classmethod
+    def for_loop(cls, loop: asyncio.AbstractEventLoop, delay: float) -> DelayedCalls:
+        key = (loop, delay)
+        if _last_calls and _last_calls[0] == key:
+            return _last_calls[1]  # type: ignore[return-value]
+        by_delay = _DELAYED_CALLS.setdefault(loop, {})
+        calls = by_delay.get(delay)
+        if calls is None:
+            if len(by_delay) >= _MAX_DELAYS_PER_LOOP:
+                by_delay.clear()  # bounded: pending calls keep their instance's timer alive until they are done
+            calls = by_delay[delay] = cls(loop, delay)
+        _last_calls[:] = [key, calls]
+        return calls
 
-    def sweep(self) -> None:
+    def add(self, key: object, callback: Callable[[], None]) -> None:
+        """Call ``callback`` ``delay`` seconds from now unless ``key`` is discarded first."""
+        due = self.loop.time() + self.delay
+        self.pending[key] = (due, callback)
+        if self.timer is None:
+            self.timer = self.loop.call_at(due, self._fire)
+
+    def discard(self, key: object) -> None:
+        self.pending.pop(key, None)
+
+    def _fire(self) -> None:
         self.timer = None
         now = self.loop.time()
         due = []
-        for watch, when in self.pending.items():
+        for key, (when, callback) in self.pending.items():
             if when > now:
                 break
-            due.append(watch)
-        for watch in due:
-            del self.pending[watch]
-            watch._spawn(self.loop)
+            due.append((key, callback))
+        for key, callback in due:
+            del self.pending[key]
+            callback()
         if self.pending:
-            self.timer = self.loop.call_at(next(iter(self.pending.values())), self.sweep)
+            self.timer = self.loop.call_at(next(iter(self.pending.values()))[0], self._fire)
 
 
-_SWEEPERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Sweeper] = weakref.WeakKeyDictionary()
-_last_sweeper: list[_Sweeper] = []  # the one looked up last: the same loop, nearly always
-
-
-def _sweeper(loop: asyncio.AbstractEventLoop) -> _Sweeper:
-    if _last_sweeper and _last_sweeper[0].loop is loop:
-        return _last_sweeper[0]
-    sweeper = _SWEEPERS.get(loop)
-    if sweeper is None:
-        sweeper = _SWEEPERS[loop] = _Sweeper(loop)
-    _last_sweeper[:] = [sweeper]
-    return sweeper
+_MAX_DELAYS_PER_LOOP: Final = 16  # distinct delays per loop (a server uses two: the disconnect watch and its pings)
+_DELAYED_CALLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, DelayedCalls]] = (
+    weakref.WeakKeyDictionary()
+)
+_last_calls: list[object] = []  # (loop, delay) and its DelayedCalls: the one looked up last, nearly always the same

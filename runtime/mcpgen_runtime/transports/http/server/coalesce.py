@@ -15,11 +15,16 @@ It works on the transport, below uvicorn's HTTP parser, so it holds for h11 and 
 depend on how uvicorn builds its messages: the protocol class is the one uvicorn would choose, with a transport
 that delays a fixed-length head until the next write (or ``close``).
 
-It relies on uvicorn's internals (a fast path, see ``safe_mode``): the protocol class behind ``http="auto"``
-(``uvicorn.protocols.http.auto.AutoHTTPProtocol``), its constructor's keywords, and that it takes its transport in
-``connection_made`` and writes a response through it. ``http_protocol()`` checks that once, by serving one request
-through the wrapped class with a recording transport, and otherwise (or in safe mode) returns ``"auto"``: uvicorn's
-public choice, two writes per response.
+A held head is also released when uvicorn calls the protocol's ``on_response_complete``: a response to ``HEAD``
+announces the GET's ``Content-Length`` but has no body, and httptools' protocol (unlike h11's, which writes an empty
+body) writes nothing after the head.
+
+It relies on uvicorn's internals (a fast path, see ``safe_mode``): its protocol classes (h11's, httptools', and
+``uvicorn.protocols.http.auto.AutoHTTPProtocol``, the one of the two ``http="auto"`` picks), their constructor's
+keywords, that they take their transport in ``connection_made``, write a response through it and call
+``on_response_complete`` when it is whole. ``http_protocol(parser)`` checks that once, by serving a GET and a HEAD
+through each installed wrapped class with a recording transport, and otherwise (or in safe mode) returns the parser's
+name: uvicorn's public choice, two writes per response.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ from typing import Any, Final
 
 from ....safe_mode import fast_path, require
 
-__all__ = ["UVICORN_COALESCING", "coalescing_protocol", "http_protocol"]
+__all__ = ["PARSERS", "UVICORN_COALESCING", "coalescing_protocol", "http_protocol"]
+
+PARSERS: Final = ("auto", "httptools", "h11")  # uvicorn's names for its HTTP/1.1 protocols
 
 
 class _HeadHoldingTransport:
@@ -93,11 +100,17 @@ def coalescing_protocol(base: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
     ``_HeadHoldingTransport`` (made once per ``base``)."""
     if base not in _made:
 
-        def connection_made(self: Any, transport: asyncio.BaseTransport) -> None:
-            assert isinstance(transport, asyncio.Transport)
+        def connection_made(self: Any, transport: Any) -> None:
+            # Any: uvloop's TCPTransport has asyncio.Transport's methods but is no subclass of it (no isinstance).
             base.connection_made(self, _HeadHoldingTransport(transport))  # type: ignore[arg-type]
 
-        _made[base] = type(f"Coalescing{base.__name__}", (base,), {"connection_made": connection_made})
+        def on_response_complete(self: Any) -> None:
+            # A HEAD answer's head (httptools writes no body for it): out now, not with the next response.
+            self.transport._flush()
+            base.on_response_complete(self)  # type: ignore[attr-defined]
+
+        namespace = {"connection_made": connection_made, "on_response_complete": on_response_complete}
+        _made[base] = type(f"Coalescing{base.__name__}", (base,), namespace)
     return _made[base]
 
 
@@ -105,6 +118,32 @@ def _auto_protocol() -> type[asyncio.Protocol]:
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     return AutoHTTPProtocol
+
+
+def _h11_protocol() -> type[asyncio.Protocol]:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    return H11Protocol
+
+
+def _httptools_protocol() -> type[asyncio.Protocol] | None:
+    """httptools' protocol class, None when httptools is not installed."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return None
+    return HttpToolsProtocol
+
+
+def _protocol_class(parser: str) -> type[asyncio.Protocol]:
+    if parser == "h11":
+        return _h11_protocol()
+    if parser == "httptools":
+        found = _httptools_protocol()
+        if found is None:
+            raise ImportError("the httptools parser is not installed")
+        return found
+    return _auto_protocol()
 
 
 class _RecordingTransport(asyncio.Transport):
@@ -126,8 +165,9 @@ class _RecordingTransport(asyncio.Transport):
 _PROBE_BODY: Final = b'{"probe":true}'
 
 
-async def _probe_one_request() -> list[bytes]:
-    """One keep-alive request served by the coalescing protocol over a recording transport: what it wrote."""
+async def _probe_one_request(base: type[asyncio.Protocol], method: bytes) -> list[bytes]:
+    """One keep-alive request served by the coalescing protocol of ``base`` over a recording transport: what it
+    wrote."""
     import uvicorn
     from uvicorn.server import ServerState
 
@@ -142,10 +182,10 @@ async def _probe_one_request() -> list[bytes]:
     config.load()
     transport = _RecordingTransport()
     # The keywords uvicorn's Server passes (typed as a plain asyncio.Protocol here, so called through Any).
-    make: Any = coalescing_protocol(_auto_protocol())
+    make: Any = coalescing_protocol(base)
     protocol = make(config=config, server_state=ServerState(), app_state={})
     protocol.connection_made(transport)
-    protocol.data_received(b"GET /probe HTTP/1.1\r\nhost: probe\r\n\r\n")
+    protocol.data_received(method + b" /probe HTTP/1.1\r\nhost: probe\r\n\r\n")
     for _ in range(200):  # the app runs in a task of the protocol's: a few turns of the loop
         if transport.writes:
             break
@@ -154,23 +194,40 @@ async def _probe_one_request() -> list[bytes]:
     return transport.writes
 
 
+async def _probe_all(bases: list[type[asyncio.Protocol]]) -> list[tuple[str, bytes, list[bytes]]]:
+    return [(base.__name__, method, await _probe_one_request(base, method)) for base in bases for method in _METHODS]
+
+
+_METHODS: Final = (b"GET", b"HEAD")
+
+
 def _check_coalescing() -> None:
-    require(issubclass(_auto_protocol(), asyncio.Protocol), "AutoHTTPProtocol is not an asyncio.Protocol")
+    bases = [_auto_protocol(), _h11_protocol(), *filter(None, [_httptools_protocol()])]
+    bases = list(dict.fromkeys(bases))  # auto is one of the others, unless monkeypatched
+    for base in bases:
+        require(issubclass(base, asyncio.Protocol), f"{base.__name__} is not an asyncio.Protocol")
     # A loop of its own, in a thread: serve_app asks from inside a running loop.
     with ThreadPoolExecutor(1, thread_name_prefix="mcpgen-self-check") as pool:
-        writes = pool.submit(asyncio.run, _probe_one_request()).result(timeout=10)
-    require(len(writes) == 1, f"a fixed-length response took {len(writes)} writes, not one")
-    require(writes[0].startswith(b"HTTP/1.1 200 ") and writes[0].endswith(b"\r\n\r\n" + _PROBE_BODY), "bad response")
+        probes = pool.submit(asyncio.run, _probe_all(bases)).result(timeout=10)
+    for name, method, writes in probes:
+        require(len(writes) == 1, f"{name}: a fixed-length {method.decode()} answer took {len(writes)} writes, not one")
+        ending = b"\r\n\r\n" + (_PROBE_BODY if method == b"GET" else b"")
+        require(writes[0].startswith(b"HTTP/1.1 200 ") and writes[0].endswith(ending), f"{name}: bad response")
 
 
 UVICORN_COALESCING: Final = fast_path(
     "uvicorn-coalescing",
-    relies_on="uvicorn.protocols.http.auto.AutoHTTPProtocol: its constructor and connection_made",
+    relies_on="uvicorn.protocols.http (h11_impl, httptools_impl): constructors, connection_made, on_response_complete",
     check=_check_coalescing,
 )
 
 
-def http_protocol() -> type[asyncio.Protocol] | str:
-    """What ``serve_app`` hands uvicorn as ``http``: the coalescing protocol when its fast path is on, else
-    ``"auto"`` (which the coalescing protocol wraps). The first call may run the self-check (a few ms, blocking)."""
-    return coalescing_protocol(_auto_protocol()) if UVICORN_COALESCING.active else "auto"
+def http_protocol(parser: str = "auto") -> type[asyncio.Protocol] | str:
+    """What ``serve_app`` hands uvicorn as ``http`` for ``parser`` (one of ``PARSERS``): the coalescing protocol
+    over that parser's protocol class when its fast path is on, else ``parser`` itself (uvicorn's name for the class
+    the coalescing protocol wraps). The first call may run the self-check (a few ms, blocking). ``ImportError`` for
+    ``"httptools"`` when httptools is not installed."""
+    if parser not in PARSERS:
+        raise ValueError(f"unknown HTTP parser {parser!r}; choose one of: {', '.join(PARSERS)}")
+    base = _protocol_class(parser)
+    return coalescing_protocol(base) if UVICORN_COALESCING.active else parser
