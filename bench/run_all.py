@@ -189,7 +189,8 @@ def main(argv: list[str]) -> int:
                 str(target["numbers"]),
                 str(target["measured"]),
                 str(target["target"]),
-                verdict(bool(target["met"])) if target["judged"] else "- (1 conn: not judged)",
+                (verdict(bool(target["met"])) if target["judged"] else "- (1 conn: not judged)")
+                + (f" ({target['note']})" if target.get("note") and target["judged"] else ""),
             )
         )
     print("\n\nSUMMARY (mcpgen vs peer; ratio > 1 means mcpgen is faster)")

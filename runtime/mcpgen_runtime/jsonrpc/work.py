@@ -31,7 +31,9 @@ class SessionWork:
         self.tg: TaskGroup | None = None
         # Tasks spawned but not finished (handlers, error answers, the notification worker), for the shutdown grace.
         self.active = 0
-        self._idle = anyio.Event()
+        # Set when the count drops to 0; made only while someone waits (the shutdown): making an anyio.Event
+        # looks the async library up, and the count goes from 0 to 1 with every request of a sequential client.
+        self._idle: anyio.Event | None = None
 
     def start(self, weight: int, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         """Spawn work for an incoming frame when the in-flight limit allows (see ``inflight.Admission``)."""
@@ -45,18 +47,19 @@ class SessionWork:
 
     def count(self) -> None:
         """One more task to wait for (``done`` when it ends)."""
-        if self.active == 0:
-            self._idle = anyio.Event()
         self.active += 1
 
     def done(self) -> None:
         self.active -= 1
-        if self.active == 0:
+        if self.active == 0 and self._idle is not None:
             self._idle.set()
+            self._idle = None
 
     async def wait_idle(self) -> None:
         """Until every counted task has ended."""
         while self.active:
+            if self._idle is None:
+                self._idle = anyio.Event()
             await self._idle.wait()
 
     async def _admitted(self, weight: int, func: Callable[..., Awaitable[None]], *args: Any) -> None:

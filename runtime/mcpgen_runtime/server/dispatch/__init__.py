@@ -14,6 +14,7 @@ Modules, bottom up:
 - ``generated``: a version's generated code as dispatch uses it: bindings, server stub, the handler class derived
   from it, the methods served, and what a legacy request gets before ``initialize``.
 - ``validation``: params validated into a version's models, results validated and dumped.
+- ``request_meta``: ``ValidatedMetas``, a modern request's ``_meta`` validated once per distinct value.
 - ``request_state``: ``RequestStateCodec``, the sealed ``requestState`` of input rounds.
 - ``input_rounds``: ``InputExchange``, multi round-trip requests (MRTR) behind ``Context.elicit`` / ``sample`` /
   ``list_roots`` in the modern era.

@@ -28,7 +28,8 @@ What a request costs (it should cost no more than a legacy one): what the server
 (``VersionServing``, rebuilt when ``Registry.serving_key`` changes) in a ``ModernServing`` that lasts the run; per
 request there is a ``ModernRequest``, its ``Context`` and handlers object, an ``InputExchange`` only if input is
 asked, and no reference cycle among them (each would wait for the cyclic GC, whose pauses made the p99); a tool's
-plain text (``ValidResult``) is answered without re-validation, as in the legacy era.
+plain text (``ValidResult``) is answered without re-validation, as in the legacy era; a ``_meta`` equal to one
+validated before is not validated again (``request_meta``); without middleware, no ``run_request`` frame.
 """
 
 from __future__ import annotations
@@ -68,9 +69,10 @@ from .handlers import Handlers, fit
 from .input_rounds import InputExchange
 from .outgoing import client_answer, log_message, read_own_resource
 from .pipeline import run_request
+from .request_meta import ValidatedMetas, typed_modern_params
 from .request_state import RequestStateCodec
 from .subscriptions import Audience, Listeners, ListenOnly
-from .validation import source_of, typed_params, validated_result
+from .validation import source_of, validated_result
 
 __all__ = [
     "ExchangeIO",
@@ -126,6 +128,12 @@ def _owner_in(scope: Mapping[str, Any] | None) -> str | None:
     return identity.owner if identity is not None else None
 
 
+def _object_in(meta: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
+    """A copy of the object at ``key`` of a request's ``_meta``; empty when there is none, or it is not an object."""
+    value = meta.get(key) if meta else None
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
 class VersionServing:
     """What a server serves in one modern version, derived once from what is registered
     (``Registry.serving_key``) rather than per request: the version's bindings and handler class, the server
@@ -168,7 +176,7 @@ class ModernServing:
     yielded for this run, and the codec of ``requestState`` (MRTR); one per run of the server (per connection over
     a stream), with each version's ``VersionServing`` cached for as long as what is registered stays the same."""
 
-    __slots__ = ("_versions", "lifespan_state", "middleware", "request_states", "server")
+    __slots__ = ("_versions", "lifespan_state", "metas", "middleware", "request_states", "server")
 
     def __init__(
         self, server: Registry, middleware: Sequence[Middleware], lifespan_state: Any, request_states: RequestStateCodec
@@ -176,6 +184,7 @@ class ModernServing:
         self.server, self.middleware = server, middleware
         self.lifespan_state, self.request_states = lifespan_state, request_states
         self._versions: dict[str, VersionServing] = {}
+        self.metas = ValidatedMetas()  # the requests' _meta values validated so far (request_meta)
 
     def version(self, version: str) -> VersionServing:
         """``version``'s ``VersionServing``, rebuilt when a tool, resource, prompt, completion, hook or the
@@ -193,13 +202,14 @@ class ModernRequest:
     ``Context``, no handlers), so that it is freed as soon as the request is answered, without the cyclic GC."""
 
     __slots__ = (
+        "_client_capabilities",
+        "_client_info",
         "_input",
         "_listeners",
+        "_meta",
         "_outlet",
         "bindings",
         "capabilities",
-        "client_capabilities",
-        "client_info",
         "exchange",
         "http_scope",
         "log_level",
@@ -227,13 +237,13 @@ class ModernRequest:
         self.served = served = serving.version(version)
         self.bindings: ModuleType = served.bindings
         self.capabilities: dict[str, Any] = served.capabilities  # the version's, shared: read only
-        meta = meta or {}
-        capabilities, info = meta.get(CLIENT_CAPABILITIES_META), meta.get(CLIENT_INFO_META)
-        # Validated with the params later; until then (middleware) only what has the right shape is believed.
-        self.client_capabilities: dict[str, Any] = dict(capabilities) if isinstance(capabilities, Mapping) else {}
-        self.client_info: dict[str, Any] = dict(info) if isinstance(info, Mapping) else {}
-        level = meta.get(LOG_LEVEL_META)
-        self.log_level: str | None = level if level in LOG_LEVELS else None
+        # The client's capabilities and identity: made from the _meta when first asked for (most requests never
+        # ask); the log level now (every notifications/message consults it).
+        self._meta = meta
+        self._client_capabilities: dict[str, Any] | None = None
+        self._client_info: dict[str, Any] | None = None
+        level = meta.get(LOG_LEVEL_META) if meta else None
+        self.log_level: str | None = level if level is not None and level in LOG_LEVELS else None
         self.http_scope = http_scope
         # The questions of a request that may ask the client for input, made when the handler first asks (or at
         # once when the request carries answers or a state to check): most such requests never ask.
@@ -244,6 +254,27 @@ class ModernRequest:
     @property
     def lifespan_state(self) -> Any:
         return self.serving.lifespan_state
+
+    # Validated with the params later; until then (middleware) only what has the right shape is believed.
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        if self._client_capabilities is None:
+            self._client_capabilities = _object_in(self._meta, CLIENT_CAPABILITIES_META)
+        return self._client_capabilities
+
+    @client_capabilities.setter
+    def client_capabilities(self, value: dict[str, Any]) -> None:
+        self._client_capabilities = value
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        if self._client_info is None:
+            self._client_info = _object_in(self._meta, CLIENT_INFO_META)
+        return self._client_info
+
+    @client_info.setter
+    def client_info(self, value: dict[str, Any]) -> None:
+        self._client_info = value
 
     @property
     def subscriptions(self) -> set[str]:
@@ -261,8 +292,10 @@ class ModernRequest:
 
     async def dispatch(self, method: str, params: JSONParams, context: Context[Any]) -> dict[str, Any]:
         """The pipeline's endpoint: the handler of ``method`` in this version's table; its result finished."""
-        route = self.route(method)
-        typed = typed_params(route, params)
+        route = self.served.routes.get(method)
+        if route is None:
+            raise MethodNotFound(method)
+        typed = typed_modern_params(route, params, self.serving.metas)
         if route.input_required_result is not None and isinstance(params, dict):
             self._input = (method, params)
             if "requestState" in params or "inputResponses" in params:
@@ -279,6 +312,8 @@ class ModernRequest:
                 logger.error("%s: %s", method, exc)
                 raise JSONRPCError(ErrorCode.INTERNAL_ERROR, "Internal error: the request state is too large") from None
             return self.finish(route.input_required_result, interim, "the InputRequiredResult", "input_required")
+        if type(returned) is ValidResult and self.served.server_info_valid:
+            return self._complete(returned, "complete")  # a tool's plain text: no source to name, none made
         return self.finish(route.result_type, returned, partial(source_of, route, typed))  # named only if wrong
 
     def _exchange(self) -> InputExchange:
@@ -304,15 +339,7 @@ class ModernRequest:
         or a function giving it, for the error when it is not valid)."""
         served = self.served
         if type(returned) is ValidResult and served.server_info_valid:
-            # Built by the runtime in a shape valid for every version (a tool's plain text), and what is added is
-            # valid too (serverInfo was checked when cached): answered as it is, like the legacy era answers it.
-            data: dict[str, Any] = ValidResult(returned)
-            data["resultType"] = returned.get("resultType", result_type)
-            meta = returned.get("_meta")
-            data["_meta"] = (
-                {**meta, SERVER_INFO_META: served.server_info} if meta else {SERVER_INFO_META: served.server_info}
-            )
-            return data
+            return self._complete(returned, result_type)
         if isinstance(returned, BaseModel):
             data = returned.model_dump(mode="json", by_alias=True, exclude_unset=True)
         elif isinstance(returned, Mapping):
@@ -323,6 +350,17 @@ class ModernRequest:
         meta = data.get("_meta")
         data["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), SERVER_INFO_META: served.server_info}
         return validated_result(model, data, source, self.protocol_version)
+
+    def _complete(self, returned: ValidResult, result_type: str) -> dict[str, Any]:
+        """``finish`` of a result the runtime built in a shape valid for every version (a tool's plain text), when
+        what is added is valid too (serverInfo was checked when cached): answered as it is, like the legacy era
+        answers it; a copy, with ``resultType`` and ``_meta`` serverInfo."""
+        server_info = self.served.server_info
+        data: dict[str, Any] = ValidResult(returned)
+        data["resultType"] = returned.get("resultType", result_type)
+        meta = returned.get("_meta")
+        data["_meta"] = {**meta, SERVER_INFO_META: server_info} if meta else {SERVER_INFO_META: server_info}
+        return data
 
     def server_info(self) -> dict[str, Any]:
         return self.served.server_info
@@ -387,6 +425,8 @@ async def serve_modern(
     middleware, the version's handler table; the result (JSON-RPC errors raised). Notifications go to
     ``request.session``."""
     modern = ModernRequest(serving, version, meta, outlet=request.session, listeners=listeners, http_scope=http_scope)
+    if not serving.middleware:  # what run_request does then, one call less
+        return await modern.dispatch(method, params, Context(modern, request))
     return await run_request(
         serving.middleware, modern, method, params, request, modern.dispatch, modern.finish_middleware_result
     )
