@@ -49,7 +49,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "servers"))
 
+import bare_asgi_server  # noqa: E402
 from _common import banner, post_mcp, table, wrk_tools_call_script  # noqa: E402
 
 MODERN = "2026-07-28"
@@ -67,25 +69,9 @@ CONNECTIONS = (1, 16)
 # -- the apps (imported by the server processes: `python bench_stacks.py --serve ...` and granian) -------------------
 
 
-async def bare_app(scope: Any, receive: Any, send: Any) -> None:
-    """Read the body, parse the JSON-RPC request, answer a tools/call-like result (the ceiling of any ASGI app)."""
-    if scope["type"] == "lifespan":
-        while (message := await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
-        return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
-    request = json.loads(body)
-    result = {"content": [{"type": "text", "text": "3"}], "isError": False}
-    out = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": out})
+# The bare ASGI app is bench_http's reference (bench/servers/bare_asgi_server.py: parse the request, answer a fixed
+# tools/call result, JSON by default): the same app measured on every stack.
+bare_app = bare_asgi_server.app
 
 
 class BareRSGI:

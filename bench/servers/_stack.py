@@ -3,7 +3,9 @@
     fast: httptools parser + uvloop event loop (each falls back, with a note on stderr, when not installed)
     h11:  h11 parser + asyncio's default event loop
 
-`resolve` picks the (loop, http) pair; `report_stack` makes the process print, on stderr, the loop class it really
+`options` parses the servers' shared command line (`--port`, `--json-response`, `--stack`); `serve` runs an ASGI
+app under uvicorn on a stack, with the settings mcpgen's run_http uses (log level warning, no access log, no
+`server` header), for the servers that are not mcpgen's. `resolve` picks the (loop, http) pair; `report_stack` makes the process print, on stderr, the loop class it really
 runs on and the uvicorn protocol class it really serves with (read from uvicorn's config once it is loaded, inside
 the running loop), as one line `STACK <label> loop=<module.Class> http=<Class>[ over <uvicorn base class>]`, which
 bench_http.py reads back and prints: the stack is verified from the process, not assumed.
@@ -11,6 +13,7 @@ bench_http.py reads back and prints: the stack is verified from the process, not
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib.util
 import sys
@@ -18,6 +21,38 @@ import threading
 from typing import Any
 
 STACKS = ("fast", "h11")
+
+
+def options() -> argparse.Namespace:
+    """``--port PORT [--json-response] [--stack fast|h11]``, as bench_http.py starts every server."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--stack", choices=STACKS, default="fast")
+    return parser.parse_args()
+
+
+def serve(app: Any, port: int, stack: str, label: str) -> None:
+    """``app`` under uvicorn on 127.0.0.1:``port`` and ``stack``, reporting its STACK line as ``label``, until
+    interrupted."""
+    import uvicorn
+
+    loop, http = resolve(stack)
+    report_stack(label)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+        server_header=False,  # as mcpgen's run_http sets them
+        loop=loop,
+        http=http,
+    )
+    try:
+        uvicorn.Server(config).run()
+    except KeyboardInterrupt:
+        pass
 
 
 def resolve(stack: str) -> tuple[str, str]:

@@ -9,17 +9,20 @@ a progress notification for the request's `_meta.progressToken` (if any) and the
 it is ready (two body messages and the end, chunked), as an MCP server streams them. Same uvicorn settings as the SDK server (log level warning, access log and `server` header off, as mcpgen's run_http).
 """
 
-import argparse
 import json
 
 import _stack
-import uvicorn
 
 HEAD = {"type": "http.response.start", "status": 200}
 JSON_RESPONSE = True  # set from --json-response
 
 
 async def app(scope, receive, send):  # type: ignore[no-untyped-def]
+    if scope["type"] == "lifespan":  # (bench_stacks.py serves this app with granian too, which runs the lifespan)
+        while (message := await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
     if scope["type"] != "http":
         return
     body = b""
@@ -49,25 +52,6 @@ async def app(scope, receive, send):  # type: ignore[no-untyped-def]
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--json-response", action="store_true")
-    parser.add_argument("--stack", choices=_stack.STACKS, default="fast")
-    options = parser.parse_args()
-    JSON_RESPONSE = options.json_response
-    loop, http = _stack.resolve(options.stack)
-    _stack.report_stack("bare ASGI")
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=options.port,
-        log_level="warning",
-        access_log=False,
-        server_header=False,
-        loop=loop,
-        http=http,
-    )
-    try:
-        uvicorn.Server(config).run()
-    except KeyboardInterrupt:
-        pass
+    arguments = _stack.options()
+    JSON_RESPONSE = arguments.json_response
+    _stack.serve(app, arguments.port, arguments.stack, "bare ASGI")

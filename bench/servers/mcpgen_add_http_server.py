@@ -9,7 +9,6 @@ each request POST with one JSON body instead of an SSE stream. `--stack` (_stack
 really runs on (a `STACK` line on stderr).
 """
 
-import argparse
 import os
 
 import _stack
@@ -41,14 +40,10 @@ def choose_stack(stack: str) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--json-response", action="store_true")
-    parser.add_argument("--stack", choices=_stack.STACKS, default="fast")
-    options = parser.parse_args()
-    choose_stack(options.stack)
+    arguments = _stack.options()
+    choose_stack(arguments.stack)
     _stack.report_stack("mcpgen")
     try:
-        server.run_http("127.0.0.1", options.port, json_response=options.json_response, log_level="warning")
+        server.run_http("127.0.0.1", arguments.port, json_response=arguments.json_response, log_level="warning")
     except KeyboardInterrupt:
         pass

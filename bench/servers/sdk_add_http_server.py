@@ -11,11 +11,9 @@ the same stack; the process prints the ones it really runs on (a `STACK` line on
 `json_response=True`.
 """
 
-import argparse
 import warnings
 
 import _stack
-import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -35,25 +33,6 @@ async def add_progress(a: int, b: int, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--json-response", action="store_true")
-    parser.add_argument("--stack", choices=_stack.STACKS, default="fast")
-    options = parser.parse_args()
-    loop, http = _stack.resolve(options.stack)
-    _stack.report_stack("mcp 2.3.0")
-    app = server.streamable_http_app(json_response=options.json_response, host="127.0.0.1")
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=options.port,
-        log_level="warning",
-        loop=loop,
-        http=http,
-        access_log=False,
-        server_header=False,  # as mcpgen's run_http sets them
-    )
-    try:
-        uvicorn.Server(config).run()  # run(), not serve(): it makes the loop from config.loop
-    except KeyboardInterrupt:
-        pass
+    arguments = _stack.options()
+    app = server.streamable_http_app(json_response=arguments.json_response, host="127.0.0.1")
+    _stack.serve(app, arguments.port, arguments.stack, "mcp 2.3.0")

@@ -6,16 +6,17 @@ re-validation, as valid as a validated result. Counted, not timed."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
+from support.servers import raw_session
 
-from mcpgen_runtime import JSONRPCError, Session, memory_stream_pair
+from mcpgen_runtime import JSONRPCError, Session
 from mcpgen_runtime.jsonrpc.envelopes import Request
 from mcpgen_runtime.server import Context, Server
 from mcpgen_runtime.server.dispatch import input_rounds, modern
@@ -39,15 +40,7 @@ def build_server() -> Server:
     return server
 
 
-@asynccontextmanager
-async def connect(server: Server) -> AsyncIterator[Session]:
-    server_end, client_end = memory_stream_pair()
-    with anyio.fail_after(15):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve_stream, server_end)
-            async with Session(client_end) as session:
-                yield session
-            tg.cancel_scope.cancel()
+connect = raw_session  # the server over an in-memory stream, a bare Session as its client
 
 
 async def call(session: Session, method: str, params: dict[str, Any] | None = None) -> Any:

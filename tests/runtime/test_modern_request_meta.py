@@ -7,14 +7,12 @@ the cached one (a strict model would tell them apart), the cache is bounded and 
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import pytest
+from support.servers import raw_session
 
-from mcpgen_runtime import JSONRPCError, Session, memory_stream_pair
+from mcpgen_runtime import JSONRPCError
 from mcpgen_runtime.jsonrpc.envelopes import InvalidParams
 from mcpgen_runtime.server import Context, Server
 from mcpgen_runtime.server.dispatch.generated import stub_for
@@ -95,15 +93,7 @@ def test_per_request_values_and_numbers_in_lists_are_validated_each_time() -> No
     assert len(metas) == 1
 
 
-@asynccontextmanager
-async def connect(server: Server) -> AsyncIterator[Session]:
-    server_end, client_end = memory_stream_pair()
-    with anyio.fail_after(15):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve_stream, server_end)
-            async with Session(client_end) as session:
-                yield session
-            tg.cancel_scope.cancel()
+connect = raw_session  # the server over an in-memory stream, a bare Session as its client
 
 
 @pytest.mark.anyio

@@ -3,7 +3,8 @@ task group for the length of an ``async with`` and cancelled on the way out.
 
 ``in_background`` is the one shape they all share; ``serving_app`` (any ASGI app, the official SDK's included),
 ``serving_streamable`` (a ``StreamableHTTPApp`` of a connection handler) and ``serving_server`` (a ``Server``'s
-``serve_http``) are it for what most tests serve. Keyword options go to the runtime unchanged.
+``serve_http``) are it for what most tests serve. Keyword options go to the runtime unchanged. And without HTTP:
+``raw_session`` is a ``Server`` over an in-memory stream, with a bare JSON-RPC ``Session`` as its client.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 import anyio
 
+from mcpgen_runtime import memory_stream_pair
+from mcpgen_runtime.jsonrpc.session import Session
 from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp
 from mcpgen_runtime.transports.http.server.serving import serve_app
 
@@ -52,3 +55,16 @@ async def serving_server(server: Any, port: int = 0, **options: Any) -> AsyncIte
     """``server.serve_http`` on 127.0.0.1:``port`` with ``options`` (``auth=``, limits); yields its MCP URL."""
     async with in_background(partial(server.serve_http, HOST, port, **options)) as base:
         yield f"{base}/mcp"
+
+
+@asynccontextmanager
+async def raw_session(server: Any, deadline: float = 15) -> AsyncIterator[Session]:
+    """``server.serve_stream`` over an in-memory stream; yields a bare JSON-RPC ``Session`` on the other end (no
+    client logic: what a test sends is what the server gets). All of it within ``deadline`` seconds."""
+    server_end, client_end = memory_stream_pair()
+    with anyio.fail_after(deadline):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve_stream, server_end)
+            async with Session(client_end) as session:
+                yield session
+            tg.cancel_scope.cancel()
