@@ -203,6 +203,8 @@ def header_problem(raw_headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     header per parameter, so this refuses nothing it sends."""
     seen: set[bytes] = set()
     for name, value in raw_headers:
+        if name[:4].lower() != b"mcp-":  # every header checked here starts so; most of a request's do not
+            continue
         key = name.lower()
         if key.startswith(_PARAM_PREFIX) or key.decode("latin-1") in ROUTING_HEADERS:
             label = key.decode("latin-1")
