@@ -116,11 +116,11 @@ def wrk_tools_call_script(accept: str, headers: dict[str, str], meta: str = "", 
     return _WRK_TOOLS_CALL % {"accept": accept, "headers": lines, "meta": meta.replace("%", "%%"), "tool": tool}
 
 
-def post_mcp(
+def post_mcp_messages(
     port: int, body: dict[str, Any], headers: dict[str, str], *, host: str = "127.0.0.1", timeout: float = 30
-) -> tuple[int, dict[str, str], Any]:
-    """One streamable-HTTP POST to ``/mcp`` on a fresh connection: (status, lower-cased headers, the JSON-RPC message
-    answered, from a JSON body or the last ``data:`` of an SSE one, or None)."""
+) -> tuple[int, dict[str, str], list[Any]]:
+    """One streamable-HTTP POST to ``/mcp`` on a fresh connection: (status, lower-cased headers, every JSON-RPC
+    message in the answer: the JSON body, or each ``data:`` of an SSE stream in order)."""
     connection = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         all_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers}
@@ -130,11 +130,16 @@ def post_mcp(
         answer_headers = {key.lower(): value for key, value in response.getheaders()}
     finally:
         connection.close()
-    message: Any = None
     if answer_headers.get("content-type", "").startswith("text/event-stream"):
-        for line in raw.splitlines():
-            if line.startswith("data:") and line[5:].strip():
-                message = json.loads(line[5:])
-    elif raw.strip():
-        message = json.loads(raw)
-    return response.status, answer_headers, message
+        messages = [json.loads(line[5:]) for line in raw.splitlines() if line.startswith("data:") and line[5:].strip()]
+    else:
+        messages = [json.loads(raw)] if raw.strip() else []
+    return response.status, answer_headers, messages
+
+
+def post_mcp(
+    port: int, body: dict[str, Any], headers: dict[str, str], *, host: str = "127.0.0.1", timeout: float = 30
+) -> tuple[int, dict[str, str], Any]:
+    """``post_mcp_messages``, with only the message answered (the last one), or None."""
+    status, answer_headers, messages = post_mcp_messages(port, body, headers, host=host, timeout=timeout)
+    return status, answer_headers, messages[-1] if messages else None

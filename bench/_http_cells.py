@@ -17,7 +17,6 @@ for modern SSE the progress event), so a cell never measures errors or the wrong
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import os
 import signal
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, wrk_tools_call_script
+from _common import ROOT, post_mcp_messages, wrk_tools_call_script
 
 HOST = "127.0.0.1"
 ACCEPT = "application/json, text/event-stream"
@@ -148,22 +147,8 @@ def server_process(script: Path, json_response: bool, stack: str) -> Iterator[Se
 
 
 def post(port: int, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], list[Any]]:
-    """One POST to /mcp on a fresh connection: (status, lower-cased headers, every JSON-RPC message in the answer:
-    the JSON body, or each `data:` of an SSE stream in order)."""
-    connection = http.client.HTTPConnection(HOST, port, timeout=30)
-    try:
-        all_headers = {"Content-Type": "application/json", "Accept": ACCEPT, **headers}
-        connection.request("POST", "/mcp", json.dumps(body), all_headers)
-        response = connection.getresponse()
-        raw = response.read().decode()
-        answer_headers = {key.lower(): value for key, value in response.getheaders()}
-    finally:
-        connection.close()
-    if answer_headers.get("content-type", "").startswith("text/event-stream"):
-        messages = [json.loads(line[5:]) for line in raw.splitlines() if line.startswith("data:") and line[5:].strip()]
-    else:
-        messages = [json.loads(raw)] if raw.strip() else []
-    return response.status, answer_headers, messages
+    """One POST to /mcp on a fresh connection: (status, lower-cased headers, every JSON-RPC message answered)."""
+    return post_mcp_messages(port, body, headers, host=HOST)
 
 
 def open_session(port: int) -> dict[str, str]:

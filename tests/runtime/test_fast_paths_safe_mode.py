@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 import pytest
 from starlette.types import Receive, Scope, Send
+from support.servers import answer_lifespan
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from mcpgen_runtime import safe_mode
@@ -208,10 +209,7 @@ def test_frames_are_the_same_bytes_when_the_c_encoder_misbehaves_or_is_missing(
 async def _answer_over_http() -> bytes:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (message := await receive())["type"] != "lifespan.shutdown":
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         await receive()
         body = b'{"answer":3}'

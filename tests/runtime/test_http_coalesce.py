@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from starlette.types import Receive, Scope, Send
+from support.servers import answer_lifespan
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from mcpgen_runtime.transports.http.server.coalesce import (
@@ -101,10 +102,7 @@ async def test_over_a_real_socket_streams_are_not_held_and_answers_come_whole() 
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (message := await receive())["type"] != "lifespan.shutdown":
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         await receive()
         if scope["path"] == "/stream":
@@ -154,10 +152,7 @@ async def test_a_head_answer_is_not_held_on_either_parser(stack: str, monkeypatc
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (message := await receive())["type"] != "lifespan.shutdown":
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         await receive()
         headers = [(b"content-type", b"application/json"), (b"content-length", b"12")]

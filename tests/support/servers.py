@@ -68,3 +68,11 @@ async def raw_session(server: Any, deadline: float = 15) -> AsyncIterator[Sessio
             async with Session(client_end) as session:
                 yield session
             tg.cancel_scope.cancel()
+
+
+async def answer_lifespan(receive: Any, send: Any) -> None:
+    """The ASGI lifespan of a test's bare app: startup and shutdown acknowledged, nothing run in between."""
+    while (message := await receive())["type"] != "lifespan.shutdown":
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})
