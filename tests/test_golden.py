@@ -360,6 +360,20 @@ FUNCTIONAL_CHECKS: dict[str, str] = {
         assert type(retried.params.input_responses["r"]) is m.ListRootsResult
         assert type(retried.params.input_responses["e"]) is m.ElicitResult
     """,
+    "sender_filled_meta": """
+        # The `_meta` a request's params require is the sender's: the constructor may leave it out; validation
+        # (what a receiver does) still requires it. A result's required `_meta` and shapes that do not share the
+        # request's `_meta` class stay required in the constructor too.
+        params = m.CallToolRequestParams(name="t")
+        assert params.model_dump() == {"name": "t"} and "meta" not in params.model_fields_set
+        assert m.RequestParams().model_dump() == {}
+        rejects(m.CallToolRequestParams.model_validate, {"name": "t"})
+        rejects(m.RequestParams.model_validate_json, "{}")
+        rejects(m.CallToolResult, content=[], result_type="complete")
+        meta = m.RequestMetaObject(protocol_version="x")
+        assert m.CallToolRequestParams(name="t", meta=meta).model_dump()["_meta"] == {"io.modelcontextprotocol/protocolVersion": "x"}
+        assert "_meta" in m.CallToolRequestParams.model_json_schema()["required"]
+    """,
 }
 
 

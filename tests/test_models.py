@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any, ClassVar
 
 import pytest
 from pydantic import ValidationError
@@ -199,3 +200,116 @@ def test_importing_models_needs_only_pydantic() -> None:
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.strip() == "[]"
+
+
+# -- properties the sender fills in: the `_meta` of a 2026-07-28 request's params --------------------------------
+
+
+def test_modern_request_params_construct_without_meta_and_dump_without_it() -> None:
+    params = v26.CallToolRequestParams(name="x", arguments={"a": 1})
+    assert params.model_dump() == {"name": "x", "arguments": {"a": 1}}
+    assert "meta" not in params.model_fields_set
+    # Unset until the client's connection stamps it, so reading it says so rather than giving a made-up value.
+    with pytest.raises(AttributeError, match="the connection that sends the request fills it in"):
+        _ = params.meta
+    request = v26.CallToolRequest(id=1, params=params)
+    assert request.model_dump()["params"] == {"name": "x", "arguments": {"a": 1}}
+    assert v26.PaginatedRequestParams().model_copy(update={"cursor": "c"}).model_dump() == {"cursor": "c"}
+    # Given, by Python name or wire name, it is kept and validated as before.
+    meta = v26.RequestMetaObject(protocol_version="2026-07-28", client_capabilities=v26.ClientCapabilities())
+    for given in ({"meta": meta}, {"_meta": meta}):
+        dumped = v26.CallToolRequestParams(name="x", **given).model_dump()
+        assert dumped["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    with pytest.raises(ValidationError) as wrong:
+        v26.CallToolRequestParams(name="x", meta={"io.modelcontextprotocol/protocolVersion": 1})
+    assert {error["loc"][0] for error in wrong.value.errors()} == {"meta"}
+    # Leaving `_meta` out excuses nothing else.
+    with pytest.raises(ValidationError) as missing_name:
+        v26.CallToolRequestParams(arguments={})
+    assert [(error["type"], error["loc"]) for error in missing_name.value.errors()] == [("missing", ("name",))]
+
+
+def test_validating_a_modern_request_still_requires_its_meta() -> None:
+    """What a server does with a request it received is unchanged: no `_meta` is the same error as before, and the
+    exported JSON schema still says required."""
+    for validate in (
+        lambda: v26.CallToolRequestParams.model_validate({"name": "x"}),
+        lambda: v26.CallToolRequestParams.model_validate_json('{"name": "x"}'),
+        lambda: v26.PaginatedRequestParams.model_validate({}),
+        lambda: v26.CallToolRequest.model_validate(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}
+        ),
+    ):
+        with pytest.raises(ValidationError) as missing:
+            validate()
+        assert [(error["type"], error["loc"][-1]) for error in missing.value.errors()] == [("missing", "_meta")]
+    assert "_meta" in v26.CallToolRequestParams.model_json_schema()["required"]
+
+
+def test_validating_a_modern_request_runs_none_of_the_constructor_rule() -> None:
+    """The server's hot path validates received params: the rule is construction-only (pydantic's marker for a
+    base __init__), so validating runs no Python of the bindings' base at all, as before it existed."""
+    received = {
+        "name": "x",
+        "arguments": {"a": 1},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    }
+    v26.CallToolRequestParams.model_validate(received)  # builds the deferred schema first
+    entered: list[str] = []
+
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename == base.__file__:
+            entered.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        validated = v26.CallToolRequestParams.__pydantic_validator__.validate_python(received)
+    finally:
+        sys.setprofile(None)
+    assert entered == []
+    assert validated.meta.protocol_version == "2026-07-28"
+
+
+def test_only_the_request_meta_of_modern_params_is_filled_by_the_sender() -> None:
+    def sender_filled(package: object) -> set[str]:
+        models = package.models  # type: ignore[attr-defined]
+        return {
+            name
+            for name in models.__all__
+            if isinstance(cls := getattr(models, name), type) and issubclass(cls, base.MCPModelWithSenderFields)
+        }
+
+    modern = sender_filled(v26)
+    assert {"CallToolRequestParams", "GetPromptRequestParams", "ReadResourceRequestParams"} <= modern
+    assert {"PaginatedRequestParams", "RequestParams", "CompleteRequestParams"} <= modern
+    for name in modern:
+        cls = getattr(v26, name)
+        assert cls.SENDER_FIELDS == {"meta": "_meta"}
+        assert cls.model_fields["meta"].annotation is v26.RequestMetaObject
+    # A result's required `_meta` is the answerer's, not a request's: it stays required in the constructor too.
+    assert not issubclass(v26.SubscriptionsListenResult, base.MCPModelWithSenderFields)
+    for legacy in (v6, v11):
+        assert sender_filled(legacy) == set()
+
+
+class ForwardParams(base.MCPModelWithSenderFields):
+    """Names its `_meta` class before it is defined, as a generated class in a cycle does (a string annotation)."""
+
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
+    meta: LaterMeta = base.filled_by_sender(alias="_meta")
+    name: str
+
+
+class LaterMeta(base.MCPModel):
+    version: str
+
+
+def test_a_sender_field_whose_class_is_defined_later_is_left_out_too() -> None:
+    params = ForwardParams(name="x")
+    assert params.model_dump() == {"name": "x"}
+    with pytest.raises(ValidationError):
+        ForwardParams.model_validate({"name": "x"})
+    assert ForwardParams(name="x", meta=LaterMeta(version="1")).model_dump() == {"name": "x", "_meta": {"version": "1"}}

@@ -333,3 +333,49 @@ def test_mypy_sees_the_stateless_era_stub_types(tmp_path: Path) -> None:
         in output
     ), output
     assert "params: mcp_bindings.v2026_07_28.models.ListRootsRequestParams | None" in output, output
+
+
+def _modern_server() -> Any:
+    from mcpgen_runtime import Server
+
+    server = Server("modern-stub")
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.prompt()
+    async def greet(name: str) -> str:
+        return f"hello {name}"
+
+    @server.resource("memo://one")
+    async def memo() -> str:
+        return "one"
+
+    return server
+
+
+@pytest.mark.anyio
+async def test_a_modern_stub_call_through_the_client_needs_no_hand_built_meta() -> None:
+    """Params built without `_meta` go through our Client to a real server, which validates the `_meta` the
+    connection stamped (a request without it is rejected there, as test_models shows)."""
+    import anyio
+
+    from mcpgen_runtime.testing import connect_in_memory
+
+    with anyio.fail_after(10):
+        async with connect_in_memory(_modern_server(), mode="2026-07-28") as client:
+            api = client.stub(client28.ClientStub)
+            assert client.protocol_version == "2026-07-28"
+            called = await api.call_tool(v28.CallToolRequestParams(name="add", arguments={"a": 2, "b": 3}))
+            assert isinstance(called.content[0], v28.TextContent) and called.content[0].text == "5"
+            tools = await api.list_all_tools(v28.PaginatedRequestParams())
+            assert [tool.name for tool in tools] == ["add"]
+            prompt = await api.get_prompt(v28.GetPromptRequestParams(name="greet", arguments={"name": "ada"}))
+            assert isinstance(prompt.messages[0].content, v28.TextContent)
+            assert prompt.messages[0].content.text == "hello ada"
+            read = await api.read_resource(v28.ReadResourceRequestParams(uri="memo://one"))
+            assert isinstance(read.contents[0], v28.TextResourceContents) and read.contents[0].text == "one"
+            again = v28.CallToolRequestParams(name="add", arguments={"a": 1, "b": 1})
+            typed = await client.request(v28.CallToolRequest, again)
+            assert isinstance(typed.content[0], v28.TextContent) and typed.content[0].text == "2"

@@ -112,3 +112,30 @@ def test_mypy_sees_the_lifespan_state_and_the_typed_client_answers(tmp_path: Pat
     ]:
         assert line in output, output
     assert output.count("error:") == 1, output
+
+
+def test_mypy_accepts_modern_request_params_without_meta(tmp_path: Path) -> None:
+    """The connection fills in a 2026-07-28 request's `_meta`: the constructor may leave it out, for mypy too,
+    while a received (validated) request's `meta` still reads as the RequestMetaObject it always has."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from mcp_bindings.v2026_07_28 import models as m\n"
+        "params = m.CallToolRequestParams(name='x', arguments={'a': 1})\n"
+        "page = m.PaginatedRequestParams(cursor='c')\n"
+        "request = m.CallToolRequest(id=1, params=m.CallToolRequestParams(name='x'))\n"
+        "reveal_type(m.CallToolRequestParams.model_validate({}).meta)\n"
+        "m.CallToolRequestParams(name=1)\n"
+        "m.CallToolRequestParams(meta=None, name='x')\n"
+        "m.ReadResourceRequestParams()\n"
+    )
+    completed = _mypy("--no-incremental", str(sample))
+    output = completed.stdout
+    assert 'sample.py:5: note: Revealed type is "mcp_bindings.v2026_07_28.models.RequestMetaObject"' in output, output
+    assert (
+        'sample.py:6: error: Argument "name" to "CallToolRequestParams" has incompatible type "int"' in output
+    ), output
+    assert (
+        'sample.py:7: error: Argument "meta" to "CallToolRequestParams" has incompatible type "None"' in output
+    ), output
+    assert 'sample.py:8: error: Missing named argument "uri" for "ReadResourceRequestParams"' in output, output
+    assert output.count("error:") == 3, output

@@ -1406,13 +1406,14 @@ class RequestMetaObject(_base.MCPModel):
     """If specified, the caller is requesting out-of-band progress notifications for this request (as represented by `notifications/progress`). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications."""
 
 
-class CallToolRequestParams(_base.MCPModel):
+class CallToolRequestParams(_base.MCPModelWithSenderFields):
     """Parameters for a `tools/call` request."""
 
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
     OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
         {"arguments", "inputResponses", "input_responses", "requestState", "request_state"}
     )
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
     arguments: _base.Omittable[dict[str, Any]] = None
     """Arguments to use for the tool call."""
     input_responses: _base.Omittable[InputResponses] = Field(default=None, alias="inputResponses")
@@ -1432,13 +1433,14 @@ class CallToolRequest(_base.MCPModelWithConstants, _base.Request[CallToolRequest
     params: CallToolRequestParams
 
 
-class GetPromptRequestParams(_base.MCPModel):
+class GetPromptRequestParams(_base.MCPModelWithSenderFields):
     """Parameters for a `prompts/get` request."""
 
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
     OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
         {"arguments", "inputResponses", "input_responses", "requestState", "request_state"}
     )
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
     arguments: _base.Omittable[dict[str, str]] = None
     """Arguments to use for templating the prompt."""
     input_responses: _base.Omittable[InputResponses] = Field(default=None, alias="inputResponses")
@@ -1458,20 +1460,22 @@ class GetPromptRequest(_base.MCPModelWithConstants, _base.Request[GetPromptReque
     params: GetPromptRequestParams
 
 
-class InputResponseRequestParams(_base.MCPModel):
+class InputResponseRequestParams(_base.MCPModelWithSenderFields):
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
     OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
         {"inputResponses", "input_responses", "requestState", "request_state"}
     )
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
     input_responses: _base.Omittable[InputResponses] = Field(default=None, alias="inputResponses")
     request_state: _base.Omittable[str] = Field(default=None, alias="requestState")
 
 
-class PaginatedRequestParams(_base.MCPModel):
+class PaginatedRequestParams(_base.MCPModelWithSenderFields):
     """Common params for paginated requests."""
 
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
     OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"cursor"})
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
     cursor: _base.Omittable[str] = None
     """An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor."""
@@ -1531,13 +1535,14 @@ class PaginatedRequest(_base.MCPModelWithConstants):
     params: PaginatedRequestParams
 
 
-class ReadResourceRequestParams(_base.MCPModel):
+class ReadResourceRequestParams(_base.MCPModelWithSenderFields):
     """Parameters for a `resources/read` request."""
 
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
     OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset(
         {"inputResponses", "input_responses", "requestState", "request_state"}
     )
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
     input_responses: _base.Omittable[InputResponses] = Field(default=None, alias="inputResponses")
     request_state: _base.Omittable[str] = Field(default=None, alias="requestState")
     uri: str
@@ -1555,10 +1560,11 @@ class ReadResourceRequest(_base.MCPModelWithConstants, _base.Request[ReadResourc
     params: ReadResourceRequestParams
 
 
-class RequestParams(_base.MCPModel):
+class RequestParams(_base.MCPModelWithSenderFields):
     """Common params for any request."""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
 
 
 class DiscoverRequest(_base.MCPModelWithConstants, _base.Request[RequestParams, "DiscoverResult"]):
@@ -1685,10 +1691,11 @@ class ResourceListChangedNotification(_base.MCPModelWithConstants, _base.Notific
     params: _base.Omittable[NotificationParams] = None
 
 
-class ResourceRequestParams(_base.MCPModel):
+class ResourceRequestParams(_base.MCPModelWithSenderFields):
     """Common params for resource-related requests."""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
     uri: str
     """The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it."""
 
@@ -1740,11 +1747,12 @@ class ResourceTemplateReference(_base.MCPModelWithConstants):
     """The URI or URI template of the resource."""
 
 
-class CompleteRequestParams(_base.MCPModel):
+class CompleteRequestParams(_base.MCPModelWithSenderFields):
     """Parameters for a `completion/complete` request."""
 
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
     OMITTABLE_FIELDS: ClassVar[frozenset[str]] = frozenset({"context"})
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
     argument: CompleteRequestParamsArgument
     """The argument's information"""
     context: _base.Omittable[CompleteRequestParamsContext] = None
@@ -2352,10 +2360,11 @@ class SubscriptionsAcknowledgedNotification(
     params: SubscriptionsAcknowledgedNotificationParams
 
 
-class SubscriptionsListenRequestParams(_base.MCPModel):
+class SubscriptionsListenRequestParams(_base.MCPModelWithSenderFields):
     """Parameters for a `subscriptions/listen` request."""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {"meta": "_meta"}
+    meta: RequestMetaObject = _base.filled_by_sender(alias="_meta")
     notifications: SubscriptionFilter
     """The notifications the client opts in to on this stream. The server
     **MUST NOT** send notification types the client has not explicitly

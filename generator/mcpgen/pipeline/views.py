@@ -212,6 +212,14 @@ def is_omittable(field: FieldDef) -> bool:
     return not field.required and single_constant(field) is None and not is_nullable(field.type)
 
 
+def required_meta(definition: Definition) -> tuple[FieldDef, str] | None:
+    """The `_meta` field of an object definition and the definition it names, when it is required and names one."""
+    meta = next((f for f in definition.fields if f.wire_name == "_meta"), None)
+    if meta is None or not meta.required or not isinstance(meta.type, RefType):
+        return None
+    return meta, meta.type.target
+
+
 def single_constant(field: FieldDef) -> str | int | bool | None:
     if field.required and isinstance(field.type, LiteralType) and len(field.type.values) == 1:
         return field.type.values[0]
@@ -252,6 +260,7 @@ class ModelsView:
         self.types = TypeRenderer(self.names)
         self.alias_types = TypeRenderer(self.names, strict_primitives=True)
         self.slot_aliases = {info.slot for info in ir.union_slots if info.form in ("alias", "single")}
+        self.sender_fields = self._sender_fields()
 
     @staticmethod
     def _imported_names() -> tuple[str, ...]:
@@ -336,6 +345,23 @@ class ModelsView:
                 first.setdefault(shape, definition.name)
         return same_as
 
+    def _sender_fields(self) -> dict[str, tuple[FieldDef, ...]]:
+        """definition name -> its fields the sending connection fills in (base.MCPModelWithSenderFields): a
+        required `_meta` of the class a request's params require as `_meta` (2026-07-28's RequestMetaObject, which
+        carries the version, capabilities and identity the client stamps on every request). Older versions'
+        request `_meta` is optional, so none of their fields is one. Shapes that are not a request's params but
+        share its `_meta` (RequestParams, PaginatedRequestParams) are included: they are built to be sent too."""
+        request_params = {m.params_type for m in self.ir.methods if m.kind == "request" and m.params_type}
+        request_metas = {meta[1] for name in request_params if (meta := required_meta(self.definitions[name]))}
+        # Only a class can be left out this way (the constructor stands an empty instance in for it).
+        request_metas = {name for name in request_metas if self._is_class(self.definitions[name])}
+        sender_fields: dict[str, tuple[FieldDef, ...]] = {}
+        for definition in self.ir.definitions:
+            meta = required_meta(definition)
+            if meta is not None and meta[1] in request_metas:
+                sender_fields[definition.name] = (meta[0],)
+        return sender_fields
+
     def _alias_class(self, definition: Definition) -> ClassView:
         target = definition.type.target  # type: ignore[union-attr]
         docstring = docstring_body(definition.description or f"The same shape as {target}.")
@@ -350,7 +376,10 @@ class ModelsView:
             docstring = docstring_body(definition.description)
             return ClassView(definition.name, f"{BASE}.JSONSchemaObject", docstring, (typed_keys,), (), None)
         constants = [f.python_name for f in definition.fields if single_constant(f) is not None]
-        bases = [f"{BASE}.MCPModelWithConstants" if constants else f"{BASE}.MCPModel"]
+        sender_fields = self.sender_fields.get(definition.name, ())
+        bases = [f"{BASE}.MCPModelWithConstants"] if constants else []
+        bases += [f"{BASE}.MCPModelWithSenderFields"] if sender_fields else []
+        bases = bases or [f"{BASE}.MCPModel"]
         class_vars: list[str] = []
         method = self._method_for(definition.name)
         if definition.role == "request":
@@ -371,6 +400,12 @@ class ModelsView:
             class_vars.append(
                 f"CONSTANT_FIELDS: {self.names['ClassVar']}[dict[str, {self.names['Any']}]] = {{{members}}}"
             )
+        if sender_fields:
+            members = ", ".join(
+                f"{python_string(f.python_name)}: {python_string(f.wire_name)}"
+                for f in sorted(sender_fields, key=lambda f: f.python_name)
+            )
+            class_vars.append(f"SENDER_FIELDS: {self.names['ClassVar']}[dict[str, str]] = {{{members}}}")
         omittable = sorted(
             {name for f in definition.fields if is_omittable(f) for name in (f.python_name, f.wire_name)}
         )
@@ -387,7 +422,7 @@ class ModelsView:
             ", ".join(bases),
             docstring_body(definition.description),
             tuple(class_vars),
-            tuple(self._field(f, undefined) for f in definition.fields),
+            tuple(self._field(f, undefined, f in sender_fields) for f in definition.fields),
             extra,
         )
 
@@ -408,7 +443,7 @@ class ModelsView:
         rendered = self.types.render(expr, quote=False)
         return python_string(rendered) if referenced_names(expr) & undefined else rendered
 
-    def _field(self, field: FieldDef, undefined: frozenset[str]) -> FieldView:
+    def _field(self, field: FieldDef, undefined: frozenset[str], filled_by_sender: bool = False) -> FieldView:
         annotation = self.types.render(field.type, quote=False)
         forward = bool(referenced_names(field.type) & undefined)
         alias = field.wire_name if field.wire_name != field.python_name else None
@@ -419,6 +454,9 @@ class ModelsView:
             # Required on the wire, filled in by the constructor: see base.constant.
             arguments = ", ".join(a for a in (python_value(constant), alias_argument) if a)
             declaration += f" = {BASE}.constant({arguments})"
+        elif filled_by_sender:
+            # Required on the wire, may be left out by the constructor: see base.filled_by_sender.
+            declaration += f" = {BASE}.filled_by_sender({alias_argument or ''})"
         elif not field.required:
             if is_omittable(field):
                 # May be absent, but an explicit null is invalid: see base.Omittable.

@@ -103,6 +103,53 @@ class MCPModelWithConstants(MCPModel):
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
+class MCPModelWithSenderFields(MCPModel):
+    """A model with properties the sending connection fills in: the `_meta` of a 2026-07-28 request's
+    params (the protocol version, capabilities and identity every modern request carries).
+
+    On the wire such a property is required, as the schema says: validating (model_validate,
+    model_validate_json: what a server does with a request it received) rejects its absence as
+    before. Constructed in Python it may be left out, so `CallToolRequestParams(name="x")` is valid:
+    it is then unset (not dumped, and reading it raises AttributeError) until the client's connection
+    stamps the request's `_meta` when sending it.
+    """
+
+    SENDER_FIELDS: ClassVar[dict[str, str]] = {}  # python name -> wire name
+
+    def __init__(self, /, **data: Any) -> None:
+        absent = [name for name, wire in self.SENDER_FIELDS.items() if name not in data and wire not in data]
+        if not absent:
+            super().__init__(**data)
+            return
+        cls = type(self)
+        for name in absent:
+            field_class = cls.model_fields[name].annotation
+            if not isinstance(field_class, builtins.type):  # a forward reference, resolved when the model is built
+                cls.model_rebuild()
+                field_class = cls.model_fields[name].annotation
+            # An empty instance of the field's class: a strict model field takes an instance of its own class
+            # as it is, so the other fields are validated as usual and nothing is built for this one.
+            data[name] = cast("builtins.type[BaseModel]", field_class).model_construct()
+        super().__init__(**data)
+        for name in absent:
+            del self.__dict__[name]
+            self.__pydantic_fields_set__.discard(name)
+
+    # Construction only, as in MCPModelWithConstants: validation never runs this.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached when normal lookup fails (a property read from a validated request never gets here).
+            if name in type(self).SENDER_FIELDS:
+                raise AttributeError(
+                    f"{type(self).__name__}.{name} was left out when constructing it: the connection that sends"
+                    " the request fills it in"
+                )
+            return super().__getattr__(name)
+
+
 _SchemaT = TypeVar("_SchemaT", bound="JSONSchemaObject")
 
 
@@ -264,6 +311,13 @@ def constant(value: _T, *, alias: str | None = None) -> _T:
     """Declare a constant property: required when validating (no default for pydantic), while type
     checkers see a default, because MCPModelWithConstants.__init__ fills it in."""
     return cast("_T", Field(alias=alias))
+
+
+def filled_by_sender(*, alias: str | None = None) -> Any:
+    """Declare a property the sending connection fills in (see MCPModelWithSenderFields): required when
+    validating (no default for pydantic), while type checkers see a default, because the constructor
+    may leave it out."""
+    return Field(alias=alias)
 
 
 class Request(Generic[ParamsT, ResultT]):
