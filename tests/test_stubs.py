@@ -262,6 +262,8 @@ class InputResolvingPeer(LoopbackPeer):
 
     async def send_request(self, request_type: Any, params: Any, /) -> Any:
         route = self.routes[request_type.METHOD]
+        # As a connection does: every 2026-07-28 request's `_meta` is the sender's to fill in (base.filled_by_sender).
+        params = (params if params is not None else route.params_type()).model_copy(update={"meta": _meta()})
         for _ in range(self.MAX_ROUNDS):
             result = await super().send_request(request_type, params)
             if not isinstance(result, v28.InputRequiredResult):
@@ -293,9 +295,11 @@ async def test_input_required_round_trips_through_the_generated_routes() -> None
 
 
 @pytest.mark.anyio
-async def test_stateless_era_pagination_keeps_the_first_pages_meta() -> None:
+async def test_stateless_era_pagination_leaves_the_meta_to_the_peer() -> None:
+    # The stub builds only the cursor, and the walk starts from no params, as in the handshake era: each request's
+    # `_meta` is the sending peer's (base.filled_by_sender), which this one stamps as a connection does.
     peer = InputResolvingPeer(BookingHandlers(), GuestsHandlers())
-    tools = await client28.ClientStub(peer).list_all_tools(v28.PaginatedRequestParams(meta=_meta()))
+    tools = await client28.ClientStub(peer).list_all_tools()
     assert [tool.name for tool in tools] == [f"tool-{n}" for n in range(7)]
     assert [frame["params"].get("cursor") for frame in peer.sent] == [None, "3", "6"]
     assert all(
@@ -369,7 +373,7 @@ async def test_a_modern_stub_call_through_the_client_needs_no_hand_built_meta() 
             assert client.protocol_version == "2026-07-28"
             called = await api.call_tool(v28.CallToolRequestParams(name="add", arguments={"a": 2, "b": 3}))
             assert isinstance(called.content[0], v28.TextContent) and called.content[0].text == "5"
-            tools = await api.list_all_tools(v28.PaginatedRequestParams())
+            tools = await api.list_all_tools()
             assert [tool.name for tool in tools] == ["add"]
             prompt = await api.get_prompt(v28.GetPromptRequestParams(name="greet", arguments={"name": "ada"}))
             assert isinstance(prompt.messages[0].content, v28.TextContent)

@@ -30,7 +30,10 @@ import importlib
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:  # type checkers read these; at run time a name is imported on first use (__getattr__ below)
+    from .client import HTTP as HTTP
     from .client import Client as Client
+    from .client import InProcess as InProcess
+    from .client import Stdio as Stdio
     from .jsonrpc import ErrorCode as ErrorCode
     from .jsonrpc import FrameTooLarge as FrameTooLarge
     from .jsonrpc import InvalidParams as InvalidParams
@@ -75,6 +78,9 @@ _DEFINED_IN: Final[dict[str, str]] = {
     "CallNext": ".server",
     "Cancelled": ".server",
     "Client": ".client",
+    "HTTP": ".client",
+    "InProcess": ".client",
+    "Stdio": ".client",
     "Context": ".server",
     "Declined": ".server",
     "ElicitOutcome": ".server",

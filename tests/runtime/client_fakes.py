@@ -124,6 +124,9 @@ class FakeServer:
 
 @asynccontextmanager
 async def connected(fake: FakeServer, **options: Any) -> AsyncIterator[Client]:
+    """A client connected to ``fake`` in the legacy mode unless ``options`` say otherwise: the fake speaks only the
+    handshake era, and its request log (``fake.requests[0]`` is ``initialize``) has no discover probe in front."""
+    options.setdefault("mode", "legacy")
     client_end, server_end = memory_stream_pair()
     async with Session(server_end, request_handler=fake.handle, notification_handler=fake.on_notification) as server:
         fake.session = server

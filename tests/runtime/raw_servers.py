@@ -158,7 +158,8 @@ def mcp_handler(
     on_get: Handler | None = None,
     version: str = "2025-11-25",
 ) -> Handler:
-    """A streamable HTTP endpoint that gets the handshake right and leaves every other request to ``on_request``."""
+    """A legacy streamable HTTP endpoint that gets the handshake right (``server/discover`` is a method it does not
+    have) and leaves every other request to ``on_request``."""
 
     async def handle(exchange: Exchange) -> None:
         request = exchange.request
@@ -176,6 +177,11 @@ def mcp_handler(
             await exchange.respond(202)
         elif message["method"] == "initialize":
             await exchange.send_json({"jsonrpc": "2.0", "id": message["id"], "result": initialize_result(version)})
+        elif message["method"] == "server/discover":
+            # What a legacy server answers a method it does not have: the client's auto mode then falls back to
+            # initialize, so the tests' scripts only ever see the legacy era's requests.
+            error = {"code": -32601, "message": "Method not found"}
+            await exchange.send_json({"jsonrpc": "2.0", "id": message["id"], "error": error})
         else:
             await on_request(exchange, message)
 

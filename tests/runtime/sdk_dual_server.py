@@ -1,6 +1,7 @@
 """An MCP server written only with the official Python SDK (``mcp`` 2.3.0 ``MCPServer``, which serves both eras), run
 as a real subprocess by ``test_interop_sdk_server``: over stdio (``python sdk_dual_server.py stdio``) or streamable
-HTTP on a free loopback port (``python sdk_dual_server.py http``, which prints its URL as its first line).
+HTTP on a free loopback port (``python sdk_dual_server.py http``, which prints its URL as its first line; add
+``--json-response`` and/or ``--stateless`` for the SDK's other HTTP configurations).
 
 Its tools: ``add`` (plain), ``greet`` (asks the user for a name through a resolver: an ``elicitation/create``
 request in the legacy era, an ``InputRequiredResult`` round in 2026-07-28), ``region`` (an ``x-mcp-header``
@@ -65,17 +66,24 @@ def review(code: str) -> str:
     return f"Please review: {code}"
 
 
-async def serve_http() -> None:
+# The SDK's HTTP configurations besides its default (stateful, answers on SSE streams), chosen by command-line flags.
+HTTP_FLAGS = {"--json-response": "json_response", "--stateless": "stateless_http"}
+
+
+async def serve_http(flags: list[str]) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    app = server.streamable_http_app(**{HTTP_FLAGS[flag]: True for flag in flags})
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["http"]:
-        anyio.run(serve_http)
-    else:
+    if sys.argv[1:2] == ["http"] and set(sys.argv[2:]) <= set(HTTP_FLAGS):
+        anyio.run(serve_http, sys.argv[2:])
+    elif sys.argv[1:] in ([], ["stdio"]):
         server.run("stdio")
+    else:
+        sys.exit(f"usage: sdk_dual_server.py [stdio | http [{' | '.join(HTTP_FLAGS)}]...]")

@@ -517,7 +517,7 @@ async def test_an_answer_with_an_id_but_no_result_fails_the_call_at_once_over_an
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve)
-            async with Client.connect(client_end, request_timeout=60) as client:
+            async with Client.connect(client_end, request_timeout=60, mode="legacy") as client:
                 with pytest.raises(MalformedResponseError, match='neither "result" nor "error"'):
                     await client.stub(v4.client.ClientStub).ping()
             tg.cancel_scope.cancel()

@@ -149,8 +149,8 @@ async def test_every_method_at_each_version(version: str) -> None:
 
 async def test_typed_end_to_end_on_2025_11_25() -> None:
     # Everything below is statically typed: the stub is v4's, so results are v4 models (mypy sees CallToolResult).
-    async with Client.connect_stdio(COMMAND, handlers=Handlers()) as client:
-        assert client.protocol_version == "2025-11-25"  # the newest, offered by default
+    async with Client.connect_stdio(COMMAND, handlers=Handlers(), mode="legacy") as client:
+        assert client.protocol_version == "2025-11-25"  # the newest legacy version, offered by the legacy mode
         api = client.stub(v4.client.ClientStub)
         result: v4.CallToolResult = await api.call_tool(
             v4.CallToolRequestParams(name="weather", arguments={"city": "x"})

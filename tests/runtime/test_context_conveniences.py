@@ -149,7 +149,7 @@ async def call(server: Server, tool: str, handlers: Any = None, **arguments: Any
     """Call ``tool`` on a fresh in-memory connection: (its text, isError)."""
     seen.clear()
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server, handlers=handlers or Client4(ACCEPT)) as client:
+        async with connect_in_memory(server, handlers=handlers or Client4(ACCEPT), version="2025-11-25") as client:
             api = client.stub(v4.client.ClientStub)
             result = await api.call_tool(v4.CallToolRequestParams(name=tool, arguments=arguments))
     block = result.content[0]
@@ -218,7 +218,7 @@ async def test_list_roots_raises_capability_error_in_the_handler() -> None:
         return "done"
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:  # no handlers: no capabilities
+        async with connect_in_memory(server, version="2025-11-25") as client:  # no handlers: no capabilities
             await client.stub(v4.client.ClientStub).call_tool(v4.CallToolRequestParams(name="roots"))
     assert len(raised) == 1 and "roots/list" in str(raised[0])
 

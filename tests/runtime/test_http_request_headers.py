@@ -36,10 +36,10 @@ async def test_handlers_and_middleware_see_the_http_request_headers() -> None:
         async with anyio.create_task_group() as tg:
             base = await tg.start(partial(server.serve_http, "127.0.0.1", 0))
             with pytest.raises(JSONRPCError, match="Unauthorized"):
-                async with Client.connect_http(f"{base}/mcp"):
+                async with Client.connect_http(f"{base}/mcp", mode="legacy"):
                     pass
             headers = {"X-API-Key": "sesame", "X-Tenant": "acme"}
-            async with Client.connect_http(f"{base}/mcp", headers=headers) as client:
+            async with Client.connect_http(f"{base}/mcp", headers=headers, mode="legacy") as client:
                 api = client.stub(v4.client.ClientStub)
                 for _ in range(3):
                     result = await api.call_tool(v4.CallToolRequestParams(name="whoami"))

@@ -1,5 +1,6 @@
 """mcpgen_runtime.testing.connect_in_memory: a real ``Client`` against a real ``Server`` in one process, over memory
-streams: the whole protocol (initialize, negotiation, capabilities, server -> client requests), no subprocess.
+streams: the whole protocol (negotiation in either era, capabilities, server -> client requests), no subprocess.
+The tests that call through the 2025-11-25 stubs pin that version; the default (auto) mode speaks 2026-07-28.
 
 Typed: tests/test_typing.py runs mypy --strict on this file."""
 
@@ -13,6 +14,7 @@ from support.content import text_of
 
 from mcp_bindings import v2024_11_05 as v1
 from mcp_bindings import v2025_11_25 as v4
+from mcp_bindings import v2026_07_28 as v5
 from mcpgen_runtime import Client, Context, JSONRPCError, Server, connect_in_memory
 from mcpgen_runtime.client import ClientContext
 
@@ -54,17 +56,32 @@ async def test_the_whole_protocol_runs_in_memory() -> None:
     server = adder()
     with anyio.fail_after(WAIT):
         async with connect_in_memory(server) as client:
-            assert client.protocol_version == "2025-11-25"  # the newest both speak
+            assert client.protocol_version == "2026-07-28"  # the default auto mode: the newest both speak
+            assert client.instructions == "Adds."
+            assert "tools" in client.server_capabilities
+            assert sorted(tool.name for tool in await client.tools()) == ["add", "ask", "sleepy"]
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+            assert isinstance(result, v5.CallToolResult)  # typed as the union over versions: narrowed here
+            assert result.structured_content is None and text_of(result) == "5"
+            info = client.server_info  # in 2026-07-28: from the _meta of the latest result
+            assert info is not None and info.name == "adder" and info.version == "2.0.0"
+            assert len(server.connections) == 1
+        assert not server.connections  # the server side has ended too
+
+
+async def test_the_legacy_era_runs_in_memory() -> None:
+    server = adder()
+    with anyio.fail_after(WAIT):
+        async with connect_in_memory(server, version="2025-11-25") as client:
+            assert client.protocol_version == "2025-11-25"
             info = client.server_info
             assert info is not None and info.name == "adder" and info.version == "2.0.0"
             assert client.instructions == "Adds."
-            assert "tools" in client.server_capabilities
             api = client.stub(v4.client.ClientStub)
             assert sorted(tool.name for tool in await api.list_all_tools()) == ["add", "ask", "sleepy"]
             result = await api.call_tool(v4.CallToolRequestParams(name="add", arguments={"a": 2, "b": 3}))
             assert result.structured_content is None and text_of(result) == "5"
-            assert len(server.connections) == 1
-        assert not server.connections  # the server side has ended too
+        assert not server.connections
 
 
 async def test_a_pinned_version_is_negotiated() -> None:
@@ -78,7 +95,7 @@ async def test_a_pinned_version_is_negotiated() -> None:
 
 async def test_server_to_client_requests_reach_the_client_handlers() -> None:
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(adder(), handlers=Sampler()) as client:
+        async with connect_in_memory(adder(), handlers=Sampler(), version="2025-11-25") as client:
             assert "sampling" in client.client_capabilities
             api = client.stub(v4.client.ClientStub)
             result = await api.call_tool(v4.CallToolRequestParams(name="ask", arguments={"question": "6*7?"}))
@@ -88,7 +105,10 @@ async def test_server_to_client_requests_reach_the_client_handlers() -> None:
 async def test_several_clients_of_one_server_at_once() -> None:
     server = adder()
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as first, connect_in_memory(server) as second:
+        async with (
+            connect_in_memory(server, version="2025-11-25") as first,
+            connect_in_memory(server, version="2025-11-25") as second,
+        ):
             assert len(server.connections) == 2
             for client, n in ((first, 1), (second, 2)):
                 api = client.stub(v4.client.ClientStub)
@@ -119,7 +139,7 @@ async def test_leaving_with_a_request_in_flight_does_not_hang() -> None:
 
     server = adder()
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client, anyio.create_task_group() as tg:
+        async with connect_in_memory(server, version="2025-11-25") as client, anyio.create_task_group() as tg:
             tg.start_soon(call_sleepy, client)
             await anyio.sleep(0.05)
             tg.cancel_scope.cancel()

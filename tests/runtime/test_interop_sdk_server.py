@@ -91,10 +91,9 @@ async def test_mode_against_the_sdk_server(transport: str, mode: str, url: str) 
             assert "x = 1" in prompt.messages[0].content.text
             assert client.server_info is not None and client.server_info.version == "2.3.0"
             if client.is_modern:
-                # The generated 2026-07-28 stub, with the request _meta its params models require.
+                # The generated 2026-07-28 stub: the connection fills in the request _meta its params require.
                 result = await client.api.call_tool(
                     v5.CallToolRequestParams(
-                        meta=v5.RequestMetaObject.model_validate(client.request_meta()),
                         name="add",
                         arguments={"a": 40, "b": 2},
                     )

@@ -73,7 +73,7 @@ async def test_the_state_reaches_handlers_and_the_lifespan_exits_with_the_run() 
     events: list[str] = []
     server = pooled(events)
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             assert events == ["start pooled"]
             assert [await query(client), await query(client)] == ["1", "2"]
             assert server.lifespan_state.queries == 2
@@ -87,9 +87,12 @@ async def test_one_lifespan_for_the_clients_of_one_run() -> None:
     server = pooled(events)
     with anyio.fail_after(WAIT):
         async with server.running() as pool:
-            async with connect_in_memory(server) as first, connect_in_memory(server) as second:
+            async with (
+                connect_in_memory(server, version="2025-11-25") as first,
+                connect_in_memory(server, version="2025-11-25") as second,
+            ):
                 assert [await query(first), await query(second), await query(first)] == ["1", "2", "3"]
-            async with connect_in_memory(server) as third:
+            async with connect_in_memory(server, version="2025-11-25") as third:
                 assert await query(third) == "4"
             assert pool.queries == 4 and events == ["start pooled"]
     assert events == ["start pooled", "stop"]
@@ -103,8 +106,8 @@ async def test_overlapping_serve_stream_calls_share_one_lifespan_exited_after_th
         async with anyio.create_task_group() as tg:
             for server_end, _ in ends:
                 tg.start_soon(server.serve_stream, server_end)
-            async with Client.connect(ends[1][1]) as second:
-                async with Client.connect(ends[0][1]) as first:
+            async with Client.connect(ends[1][1], version="2025-11-25") as second:
+                async with Client.connect(ends[0][1], version="2025-11-25") as first:
                     assert [await query(first), await query(second)] == ["1", "2"]
                 await anyio.sleep(0.1)  # the first connection has ended on the server's side too
                 assert events == ["start pooled"]  # the second one still uses the pool
@@ -116,7 +119,7 @@ async def test_the_lifespan_exits_after_an_error_and_sees_it() -> None:
     events: list[str] = []
     server = pooled(events)
     with anyio.fail_after(WAIT), pytest.raises(ZeroDivisionError):
-        async with server.running() as pool, connect_in_memory(server):
+        async with server.running() as pool, connect_in_memory(server, version="2025-11-25"):
             raise ZeroDivisionError("in the body")
     assert events == ["start pooled", "stop"]
     assert isinstance(pool.exit_error[0], ZeroDivisionError)
@@ -127,7 +130,7 @@ async def test_the_lifespan_exits_when_the_run_is_cancelled() -> None:
     server = pooled(events)
     with anyio.fail_after(WAIT):
         with anyio.move_on_after(0.2):
-            async with connect_in_memory(server) as client:
+            async with connect_in_memory(server, version="2025-11-25") as client:
                 await query(client)
                 await anyio.sleep_forever()
     assert events == ["start pooled", "stop"]  # the awaiting cleanup ran despite the cancellation
@@ -138,7 +141,7 @@ async def test_a_failing_startup_raises_lifespan_error_and_serves_nobody() -> No
     server = pooled(events, fail=True)
     with anyio.fail_after(WAIT):
         with pytest.raises(LifespanError, match="failed to start: ConnectionRefusedError") as info:
-            async with connect_in_memory(server):
+            async with connect_in_memory(server, version="2025-11-25"):
                 pytest.fail("no client may connect")
         assert isinstance(info.value.__cause__, ConnectionRefusedError)
         # serve_stream alone: the same error, before anything is read.
@@ -200,7 +203,7 @@ def stdio_server(tmp_path: Path) -> tuple[Path, Path]:
 async def test_stdio_server_enters_its_lifespan_once_and_exits_it_on_shutdown(tmp_path: Path) -> None:
     script, log = stdio_server(tmp_path)
     with anyio.fail_after(WAIT):
-        async with Client.connect_stdio([sys.executable, str(script), str(log), "ok"]) as client:
+        async with Client.connect_stdio([sys.executable, str(script), str(log), "ok"], version="2025-11-25") as client:
             result = await client.stub(v4.client.ClientStub).call_tool(v4.CallToolRequestParams(name="greet"))
             block = result.content[0]
             assert block.type == "text" and block.text == "hello from the pool"
@@ -232,7 +235,10 @@ async def test_http_server_enters_its_lifespan_once_for_every_session() -> None:
         async with anyio.create_task_group() as tg:
             base = await tg.start(partial(server.serve_http, "127.0.0.1", 0))
             assert events == ["start pooled"]  # before the port was announced
-            async with Client.connect_http(f"{base}/mcp") as first, Client.connect_http(f"{base}/mcp") as second:
+            async with (
+                Client.connect_http(f"{base}/mcp", version="2025-11-25") as first,
+                Client.connect_http(f"{base}/mcp", version="2025-11-25") as second,
+            ):
                 assert [await query(first), await query(second)] == ["1", "2"]
             assert events == ["start pooled"]  # sessions come and go; the run goes on
             tg.cancel_scope.cancel()

@@ -96,7 +96,7 @@ async def test_middleware_runs_in_registration_order_around_every_request() -> N
             trace.append(f"inner< {request.method}")
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             assert text_of(await echo(client, "hi")) == "hi"
             await client.session.request("ping", timeout=WAIT)  # answered by the session: no middleware
     assert trace == [
@@ -122,7 +122,7 @@ async def test_middleware_sees_the_context_with_the_lifespan_state() -> None:
         return await call_next(request)
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             api = client.stub(v4.client.ClientStub)
             assert text_of(await api.call_tool(v4.CallToolRequestParams(name="whoami"))) == "acme"
     assert [(method, name) for method, _, name in seen] == [("initialize", "acme"), ("tools/call", "acme")]
@@ -140,7 +140,7 @@ async def test_a_middleware_refuses_a_request_with_a_json_rpc_error() -> None:
         return await call_next(request)
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             assert text_of(await echo(client, "fine")) == "fine"
             with pytest.raises(JSONRPCError) as info:
                 await echo(client, "a secret")
@@ -161,9 +161,11 @@ async def test_a_middleware_can_refuse_initialize() -> None:
 
     with anyio.fail_after(WAIT):
         with pytest.raises(JSONRPCError, match="Unauthorized"):
-            async with connect_in_memory(server):
+            async with connect_in_memory(server, version="2025-11-25"):
                 pass
-        async with connect_in_memory(server, client_info={"name": "member", "version": "1"}) as client:
+        async with connect_in_memory(
+            server, client_info={"name": "member", "version": "1"}, version="2025-11-25"
+        ) as client:
             assert text_of(await echo(client, "in")) == "in"
 
 
@@ -177,7 +179,7 @@ async def test_a_middleware_answers_a_request_itself_validated_as_the_result() -
         return await call_next(request)
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             tools = await client.stub(v4.client.ClientStub).list_all_tools()
             assert [tool.name for tool in tools] == ["cached"]
 
@@ -193,7 +195,7 @@ async def test_an_invalid_result_from_a_middleware_answers_internal_error() -> N
         return await call_next(request)
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             with pytest.raises(JSONRPCError) as info:
                 await echo(client, "x")
             assert info.value.code == -32603
@@ -212,7 +214,7 @@ async def test_a_middleware_passes_on_a_changed_request() -> None:
         return await call_next(request)
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             assert text_of(await echo(client, "quiet")) == "QUIET"
 
 
@@ -229,7 +231,7 @@ async def test_a_middleware_times_requests() -> None:
             timings[request.method] = time.perf_counter() - started
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             await echo(client, "x")
     assert set(timings) == {"initialize", "tools/call"} and all(t >= 0 for t in timings.values())
 
@@ -281,7 +283,7 @@ async def test_an_exception_in_a_middleware_answers_internal_error_without_detai
         return await call_next(request)
 
     with anyio.fail_after(WAIT):
-        async with connect_in_memory(server) as client:
+        async with connect_in_memory(server, version="2025-11-25") as client:
             with pytest.raises(JSONRPCError) as info:
                 await echo(client, "x")
     assert info.value.code == -32603 and "secret" not in info.value.message

@@ -5,8 +5,10 @@
 (servers and tools in subprocesses: a child's stderr read line by line with bounded waits; an HTTP server process
 waited for until its port accepts), ``content`` (what a test reads out of a result: ``text_of``), ``system``
 (programs from outside the repository: the standard skip reason when one is missing, which tests/conftest.py
-reports in a NOT TESTED section) and ``import_graph`` (a package's import graph read with ``ast``, and the checks
-tests/test_layers.py runs on it).
+reports in a NOT TESTED section), ``import_graph`` (a package's import graph read with ``ast``, and the checks
+tests/test_layers.py runs on it) and ``one_era_servers`` (raw stdio peers that speak only 2026-07-28 or only the
+handshake era, written from the schema with no mcpgen import: ``python tests/support/one_era_servers.py --era
+modern|legacy``).
 
 ``tests/conftest.py`` puts ``tests/`` on ``sys.path`` (pytest's rootdir-relative ``prepend`` import mode, as for
 every helper module here), so tests in every folder import ``support``. ``ports`` and ``content`` import nothing of

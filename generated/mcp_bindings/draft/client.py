@@ -56,29 +56,44 @@ class ClientStub:
         """`completion/complete`: A request from the client to the server, to ask for completion options."""
         return await self.peer.send_request(_m.CompleteRequest, params)
 
-    async def discover(self, params: _m.RequestParams) -> _m.DiscoverResult:
+    async def discover(self, params: _m.RequestParams | None = None) -> _m.DiscoverResult:
         """`server/discover`: A request from the client asking the server to advertise its supported protocol versions, capabilities, and other metadata."""
-        return await self.peer.send_request(_m.DiscoverRequest, params)
+        # The params are required on the wire but hold nothing the caller must give: the peer fills in `_meta`.
+        return await self.peer.send_request(_m.DiscoverRequest, _m.RequestParams() if params is None else params)
 
     async def get_prompt(self, params: _m.GetPromptRequestParams) -> _m.GetPromptResult:
         """`prompts/get`: Used by the client to get a prompt provided by the server."""
         return await self.peer.send_request(_m.GetPromptRequest, params)
 
-    async def list_prompts(self, params: _m.PaginatedRequestParams) -> _m.ListPromptsResult:
+    async def list_prompts(self, params: _m.PaginatedRequestParams | None = None) -> _m.ListPromptsResult:
         """`prompts/list`: Sent from the client to request a list of prompts and prompt templates the server has."""
-        return await self.peer.send_request(_m.ListPromptsRequest, params)
+        # The params are required on the wire but hold nothing the caller must give: the peer fills in `_meta`.
+        return await self.peer.send_request(
+            _m.ListPromptsRequest, _m.PaginatedRequestParams() if params is None else params
+        )
 
-    async def list_resource_templates(self, params: _m.PaginatedRequestParams) -> _m.ListResourceTemplatesResult:
+    async def list_resource_templates(
+        self, params: _m.PaginatedRequestParams | None = None
+    ) -> _m.ListResourceTemplatesResult:
         """`resources/templates/list`: Sent from the client to request a list of resource templates the server has."""
-        return await self.peer.send_request(_m.ListResourceTemplatesRequest, params)
+        # The params are required on the wire but hold nothing the caller must give: the peer fills in `_meta`.
+        return await self.peer.send_request(
+            _m.ListResourceTemplatesRequest, _m.PaginatedRequestParams() if params is None else params
+        )
 
-    async def list_resources(self, params: _m.PaginatedRequestParams) -> _m.ListResourcesResult:
+    async def list_resources(self, params: _m.PaginatedRequestParams | None = None) -> _m.ListResourcesResult:
         """`resources/list`: Sent from the client to request a list of resources the server has."""
-        return await self.peer.send_request(_m.ListResourcesRequest, params)
+        # The params are required on the wire but hold nothing the caller must give: the peer fills in `_meta`.
+        return await self.peer.send_request(
+            _m.ListResourcesRequest, _m.PaginatedRequestParams() if params is None else params
+        )
 
-    async def list_tools(self, params: _m.PaginatedRequestParams) -> _m.ListToolsResult:
+    async def list_tools(self, params: _m.PaginatedRequestParams | None = None) -> _m.ListToolsResult:
         """`tools/list`: Sent from the client to request a list of tools the server has."""
-        return await self.peer.send_request(_m.ListToolsRequest, params)
+        # The params are required on the wire but hold nothing the caller must give: the peer fills in `_meta`.
+        return await self.peer.send_request(
+            _m.ListToolsRequest, _m.PaginatedRequestParams() if params is None else params
+        )
 
     async def read_resource(self, params: _m.ReadResourceRequestParams) -> _m.ReadResourceResult:
         """`resources/read`: Sent from the client to the server, to read a specific resource URI."""
@@ -88,79 +103,71 @@ class ClientStub:
         """`subscriptions/listen`: Sent from the client to open a long-lived channel for receiving notifications outside the context of a specific request."""
         return await self.peer.send_request(_m.SubscriptionsListenRequest, params)
 
-    async def list_all_prompts(
-        self, params: _m.PaginatedRequestParams, *, max_pages: int = MAX_PAGES
-    ) -> list[_m.Prompt]:
-        """Every page of `list_prompts` from `params` on, following `nextCursor` to the end.
+    async def list_all_prompts(self, *, max_pages: int = MAX_PAGES) -> list[_m.Prompt]:
+        """Every page of `list_prompts`, following `nextCursor` to the end.
 
-        Each next page is requested with `params` and that cursor. Raises PaginationError when the
-        server repeats a cursor or has more than `max_pages` pages.
+        Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
         """
         items: list[_m.Prompt] = []
         cursors = _base.PageWalk("list_all_prompts", max_pages)
+        cursor: str | None = None
         while True:
-            result = await self.list_prompts(params)
+            result = await self.list_prompts(None if cursor is None else _m.PaginatedRequestParams(cursor=cursor))
             items.extend(result.prompts)
             cursor = result.next_cursor
             if not cursor:
                 return items
             cursors.follow(cursor)
-            params = params.model_copy(update={"cursor": cursor})
 
-    async def list_all_resource_templates(
-        self, params: _m.PaginatedRequestParams, *, max_pages: int = MAX_PAGES
-    ) -> list[_m.ResourceTemplate]:
-        """Every page of `list_resource_templates` from `params` on, following `nextCursor` to the end.
+    async def list_all_resource_templates(self, *, max_pages: int = MAX_PAGES) -> list[_m.ResourceTemplate]:
+        """Every page of `list_resource_templates`, following `nextCursor` to the end.
 
-        Each next page is requested with `params` and that cursor. Raises PaginationError when the
-        server repeats a cursor or has more than `max_pages` pages.
+        Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
         """
         items: list[_m.ResourceTemplate] = []
         cursors = _base.PageWalk("list_all_resource_templates", max_pages)
+        cursor: str | None = None
         while True:
-            result = await self.list_resource_templates(params)
+            result = await self.list_resource_templates(
+                None if cursor is None else _m.PaginatedRequestParams(cursor=cursor)
+            )
             items.extend(result.resource_templates)
             cursor = result.next_cursor
             if not cursor:
                 return items
             cursors.follow(cursor)
-            params = params.model_copy(update={"cursor": cursor})
 
-    async def list_all_resources(
-        self, params: _m.PaginatedRequestParams, *, max_pages: int = MAX_PAGES
-    ) -> list[_m.Resource]:
-        """Every page of `list_resources` from `params` on, following `nextCursor` to the end.
+    async def list_all_resources(self, *, max_pages: int = MAX_PAGES) -> list[_m.Resource]:
+        """Every page of `list_resources`, following `nextCursor` to the end.
 
-        Each next page is requested with `params` and that cursor. Raises PaginationError when the
-        server repeats a cursor or has more than `max_pages` pages.
+        Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
         """
         items: list[_m.Resource] = []
         cursors = _base.PageWalk("list_all_resources", max_pages)
+        cursor: str | None = None
         while True:
-            result = await self.list_resources(params)
+            result = await self.list_resources(None if cursor is None else _m.PaginatedRequestParams(cursor=cursor))
             items.extend(result.resources)
             cursor = result.next_cursor
             if not cursor:
                 return items
             cursors.follow(cursor)
-            params = params.model_copy(update={"cursor": cursor})
 
-    async def list_all_tools(self, params: _m.PaginatedRequestParams, *, max_pages: int = MAX_PAGES) -> list[_m.Tool]:
-        """Every page of `list_tools` from `params` on, following `nextCursor` to the end.
+    async def list_all_tools(self, *, max_pages: int = MAX_PAGES) -> list[_m.Tool]:
+        """Every page of `list_tools`, following `nextCursor` to the end.
 
-        Each next page is requested with `params` and that cursor. Raises PaginationError when the
-        server repeats a cursor or has more than `max_pages` pages.
+        Raises PaginationError when the server repeats a cursor or has more than `max_pages` pages.
         """
         items: list[_m.Tool] = []
         cursors = _base.PageWalk("list_all_tools", max_pages)
+        cursor: str | None = None
         while True:
-            result = await self.list_tools(params)
+            result = await self.list_tools(None if cursor is None else _m.PaginatedRequestParams(cursor=cursor))
             items.extend(result.tools)
             cursor = result.next_cursor
             if not cursor:
                 return items
             cursors.follow(cursor)
-            params = params.model_copy(update={"cursor": cursor})
 
     async def notify_cancelled(self, params: _m.CancelledNotificationParams) -> None:
         """Send `notifications/cancelled`."""

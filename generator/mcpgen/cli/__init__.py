@@ -52,9 +52,13 @@ def _paths(context: click.Context) -> ProjectPaths:
 Examples:
   mcpgen generate                      regenerate generated/ for every vendored version
   mcpgen generate --check              exit 1 and print a diff if generated/ is stale
-  mcpgen generate --version 2025-06-18 --out /tmp/bindings
-  mcpgen ir --version 2025-11-25 | jq '.methods[].method'
+  mcpgen generate --version 2026-07-28 --out /tmp/bindings
+  mcpgen ir --version 2026-07-28 | jq '.methods[].method'
   mcpgen versions
+\b
+Protocol versions: 2026-07-28, the current one (no handshake: every request carries its version in _meta), is what
+the official clients negotiate by default and what `mcpgen new` scaffolds; 2024-11-05 .. 2025-11-25, the handshake
+era (initialize), are what older clients use. Every version gets bindings, and a server serves both eras.
 \b
 Exit codes: 0 ok, 1 generated output is stale (--check), 2 bad input.""",
 )
@@ -81,7 +85,7 @@ def main(context: click.Context, spec_dir: Path | None, templates_dir: Path | No
 Examples:
   mcpgen generate
   mcpgen generate --check
-  mcpgen generate --version 2025-06-18 --version draft --out build/bindings
+  mcpgen generate --version 2026-07-28 --version 2025-11-25 --out build/bindings
   mcpgen generate --templates my-templates/   (my-templates/models.py.j2 overrides the built-in one)""",
 )
 @click.option("--version", "versions", multiple=True, metavar="V", help="Only this version (repeatable). Default: all.")
@@ -128,8 +132,13 @@ def _check(target: Path, files: dict[str, str]) -> None:
     click.echo(f"{target} is up to date ({len(files)} files).")
 
 
-@main.command(epilog="Example:\n\n  mcpgen ir --version 2025-11-25 > ir.json")
-@click.option("--version", required=True, metavar="V", help="The schema version, e.g. 2025-06-18 or draft.")
+@main.command(epilog="Example:\n\n  mcpgen ir --version 2026-07-28 > ir.json")
+@click.option(
+    "--version",
+    required=True,
+    metavar="V",
+    help="The schema version, e.g. 2026-07-28 (the current one), 2025-11-25 or draft.",
+)
 @click.pass_context
 def ir(context: click.Context, version: str) -> None:
     """Print the intermediate representation of one version as JSON."""

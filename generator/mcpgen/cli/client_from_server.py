@@ -77,7 +77,10 @@ non-local $ref, more than 1000 tools, nesting deeper than 64); nothing is writte
 @click.option("--class-name", metavar="NAME", help="The client class (default: from the server's name).")
 @click.option("--timeout", default=30.0, show_default=True, help="Seconds to wait for the server, in all.")
 def client_from_server(command: str | None, url: str | None, out: Path, class_name: str | None, timeout: float) -> None:
-    """Generate a typed Python client module for the tools a live MCP server lists."""
+    """Generate a typed Python client module for the tools a live MCP server lists.
+
+    It connects as the generated client will: MCP 2026-07-28 when the server speaks it (server/discover), else the
+    initialize handshake older servers use, so modern-only, handshake-only and dual servers all work."""
     try:
         target = _target(command, url)
         _check_class_name(class_name)

@@ -41,7 +41,7 @@ def _build_both(spec: ProjectPaths, old: str, new: str) -> tuple[VersionIR, Vers
 @click.command(
     epilog="""\b
 Examples:
-  mcpgen diff 2025-03-26 2025-06-18
+  mcpgen diff 2025-11-25 2026-07-28             what the current protocol changed
   mcpgen diff 2025-11-25 2026-07-28 --format markdown
   mcpgen diff 2025-06-18 draft --format json | jq '.methods_added[].method'
 \b

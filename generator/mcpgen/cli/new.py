@@ -56,7 +56,8 @@ Then, in any shell with python3 (the project's wheels/ holds the runtime, so mcp
     type=click.Choice(PROTOCOL_VERSIONS),
     default=DEFAULT_PROTOCOL_VERSION,
     show_default=True,
-    help="The MCP version the project's tests speak (the server negotiates every supported one).",
+    help="The MCP version of the bindings the project's typed code uses: 2026-07-28 (no handshake), or a version of "
+    "the handshake era older clients use. The server serves both eras either way, and its tests run in both.",
 )
 @click.option(
     "--template", default="full", show_default=True, metavar="minimal|full", help="minimal, or full (every example)."

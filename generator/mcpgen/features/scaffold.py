@@ -34,14 +34,23 @@ from .scaffold_wheels import WheelError, pack_installed
 TEMPLATE_SUBDIR: Final = "server-project"
 TEMPLATES: Final = ("minimal", "full")
 TRANSPORTS: Final = ("stdio", "http", "both")
-PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-DEFAULT_PROTOCOL_VERSION: Final = "2025-06-18"
+# Newest first: 2026-07-28 (no handshake: what new clients speak), then the handshake era older clients use. The
+# chosen one is the bindings the project's typed code imports; the server serves every version either way.
+PROTOCOL_VERSIONS: Final = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+DEFAULT_PROTOCOL_VERSION: Final = "2026-07-28"
+# The project's tests run in both eras, at these versions (whatever the chosen bindings).
+TEST_VERSIONS: Final = ("2026-07-28", "2025-11-25")
 DEFAULT_HTTP_PORT: Final = 8000
 DEFAULT_HTTP_HOST: Final = "127.0.0.1"
 PYTEST_PIN: Final = "pytest==9.2.0"
 # What the generated server imports at run time; pinned to what this mcpgen runs with, so a new project starts
 # from a combination that is known to work (the user relaxes the pins when they want to).
-RUNTIME_DEPENDENCIES: Final = ("pydantic", "anyio", "starlette", "uvicorn", "httpx2")
+RUNTIME_DEPENDENCIES: Final = ("pydantic", "anyio", "starlette", "uvicorn", "httptools", "uvloop", "httpx2")
+# Where the runtime's own requirement carries an environment marker, the pin keeps it: uvloop does not exist on
+# Windows and does not build on PyPy (the runtime falls back to asyncio's loop there).
+DEPENDENCY_MARKERS: Final = {"uvloop": 'sys_platform != "win32" and platform_python_implementation == "CPython"'}
+# The project's `redis` extra: scale-out (`--workers N --redis URL`) needs the runtime's, which brings redis-py.
+REDIS_DEPENDENCIES: Final = ("redis",)
 # What a server protected by bearer tokens (`--auth`) also imports: authlib's JOSE library checks the JWTs.
 AUTH_DEPENDENCIES: Final = ("authlib", "joserfc")
 # The environment a protected server is configured from (`--auth`).
@@ -55,6 +64,7 @@ AUTH_ENVIRONMENT: Final = {
 PROJECT_WHEELS: Final = {"mcpgen-runtime": "mcpgen_runtime", "mcpgen-bindings": "mcp_bindings"}
 WHEELS_DIR: Final = "wheels"
 INSTALL_COMMAND: Final = f"python3 -m venv .venv && .venv/bin/pip install --find-links {WHEELS_DIR} -e '.[test]'"
+REDIS_INSTALL_COMMAND: Final = f".venv/bin/pip install --find-links {WHEELS_DIR} -e '.[redis]'"
 ELICITATION_SINCE: Final = "2025-06-18"  # the first protocol version with `elicitation/create`
 MINIMAL_TOOLS: Final = ("get_forecast",)
 FULL_TOOLS: Final = (*MINIMAL_TOOLS, "count_down", "book_trip")
@@ -150,12 +160,15 @@ def check_name(name: str) -> None:
         )
 
 
-def _pinned(distribution: str) -> str:
+def _pinned(distribution: str, extra: str | None = None) -> str:
+    name = distribution if extra is None else f"{distribution}[{extra}]"
+    marker = f"; {DEPENDENCY_MARKERS[distribution]}" if distribution in DEPENDENCY_MARKERS else ""
     try:
-        return f"{distribution}=={version(distribution)}"
+        return f"{name}=={version(distribution)}{marker}"
     except PackageNotFoundError:
-        # Only when mcpgen runs without its own dependencies installed: the bare name still installs.
-        return distribution
+        # Only when mcpgen runs without its own dependencies installed (or on a platform without uvloop): the bare
+        # name still installs.
+        return f"{name}{marker}"
 
 
 def build_context(request: ScaffoldRequest) -> dict[str, Any]:
@@ -192,11 +205,22 @@ def build_context(request: ScaffoldRequest) -> dict[str, Any]:
         "tool_names": sorted(tools),
         # Elicitation needs a version that has it: the project's tests expect a confirmed booking only then.
         "test_elicitation": full and request.protocol_version >= ELICITATION_SINCE,
+        "test_versions": list(TEST_VERSIONS),
+        # In memory (the server object, no process) besides the real transports.
+        "test_transports": [*transports, "memory"],
+        "modern_version": PROTOCOL_VERSIONS[0],
+        "legacy_versions": sorted(PROTOCOL_VERSIONS[1:]),
         # The runtime and the bindings, never the toolchain: a server installs only what it runs.
         "dependencies": [_pinned(distribution) for distribution in runtime],
         "wheels_dir": WHEELS_DIR,
         "install_command": INSTALL_COMMAND,
         "test_dependencies": [PYTEST_PIN],
+        # The runtime with its own `redis` extra, at the same pin, and redis-py pinned as the rest are.
+        "redis_dependencies": [
+            _pinned("mcpgen-runtime", "redis"),
+            *(_pinned(distribution) for distribution in REDIS_DEPENDENCIES),
+        ],
+        "redis_install_command": REDIS_INSTALL_COMMAND,
         "auth": request.auth,
         "auth_env": AUTH_ENVIRONMENT,
     }

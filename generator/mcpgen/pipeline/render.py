@@ -189,7 +189,7 @@ def _render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str,
     }
     prefix = f"mcp_bindings/{ir.module}/"
     stubs: dict[str, str] = {}
-    stub_view = StubsView(ir, view.types)
+    stub_view = StubsView(ir, view.types, view.sender_fields)
     stub_modules = stub_view.modules()
     context.update(
         stub_modules=stub_modules,

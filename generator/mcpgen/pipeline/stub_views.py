@@ -20,9 +20,10 @@ The two eras differ only in what the IR says:
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..ir import ArrayType, Definition, Method, RefType, VersionIR
+from ..ir import ArrayType, Definition, FieldDef, Method, RefType, VersionIR
 from ..naming import snake_case
 from .protocol import INPUT_REQUIRED_RESULT
 from .views import BASE, TypeRenderer, docstring_body, python_string
@@ -56,7 +57,8 @@ class StubMethod:
     name: str  # python method name: call_tool, list_roots, on_initialized, notify_progress
     message_type: str
     params_annotation: str  # "_m.CallToolRequestParams", or "None" when the message has no params
-    params_required: bool
+    params_required: bool  # on the wire: what the route checks
+    call_params_optional: bool  # the sending stub may leave params out: none, or none but what the sender fills in
     handler_params: str  # the handler's `params` annotation: "_m.PaginatedRequestParams | None" when optional
     result_type: str | None  # the complete result, for requests; None for notifications
     handler_result: str  # what a handler returns: "_m.CallToolResult | _m.InputRequiredResult", or "None"
@@ -101,8 +103,9 @@ CLIENT_MODULE = StubModule.of(
 class Pagination:
     """A list method that walks `nextCursor`: list_tools -> list_all_tools() -> list[_m.Tool].
 
-    When the params are required (2026-07-28: every request's params carry `_meta`), the helper takes the
-    first page's params and copies them with each next cursor; otherwise it starts from no params."""
+    When the caller must build the params (a required field other than what the sending connection fills in),
+    the helper takes the first page's params and copies them with each next cursor; otherwise it starts from no
+    params (2026-07-28's required `_meta` is the connection's: see base.filled_by_sender)."""
 
     name: str  # list_all_tools
     call: str  # list_tools
@@ -115,10 +118,11 @@ class Pagination:
 class StubsView:
     """Everything server.py and client.py print for one version."""
 
-    def __init__(self, ir: VersionIR, types: TypeRenderer) -> None:
+    def __init__(self, ir: VersionIR, types: TypeRenderer, sender_fields: Mapping[str, tuple[FieldDef, ...]]) -> None:
         self.ir = ir
         self.types = types
         self.definitions: dict[str, Definition] = {d.name: d for d in ir.definitions}
+        self.sender_fields = sender_fields  # ModelsView.sender_fields: what the sending connection fills in
 
     def has_stubs(self) -> bool:
         return any(m.method in ENTRY_METHODS for m in self.ir.methods)
@@ -150,6 +154,7 @@ class StubsView:
             annotation = self.types.render(params.type, quote=False)
         required = params is not None and params.required
         optional = params is not None and not required
+        call_optional = params is not None and (optional or self._only_sender_fields_required(params.type))
         input_required = next((f"_m.{a.type}" for a in method.alternatives if a.type == INPUT_REQUIRED_RESULT), None)
         result = f"_m.{method.result_type}" if request and method.result_type else None
         handler_result = " | ".join(r for r in (result, input_required) if r) or "None"
@@ -170,6 +175,7 @@ class StubsView:
             method.message_type,
             annotation,
             required,
+            call_optional,
             annotation + (" | None" if optional else ""),
             method.result_type,
             handler_result,
@@ -178,6 +184,19 @@ class StubsView:
             method.capability,
             docstring_body(summary_line(method.description)) or "",  # printed inside a docstring
             f"{BASE}.Route({', '.join(route_arguments)})",
+        )
+
+    def _only_sender_fields_required(self, params_type: object) -> bool:
+        """Whether a required params object needs nothing from the caller: every required field is one the
+        sending connection fills in (2026-07-28's `_meta`), so the stub may send no params and let it."""
+        if not isinstance(params_type, RefType):
+            return False
+        definition = self.definitions[params_type.target]
+        filled = self.sender_fields.get(definition.name, ())
+        # Only where the connection fills something in does it send params of its own: a required params object
+        # with nothing required in it (2025-11-25's CancelledNotificationParams) must still be sent by the caller.
+        return (
+            bool(filled) and definition.kind == "object" and all(f in filled for f in definition.fields if f.required)
         )
 
     # -- module docstrings -----------------------------------------------------------------------
@@ -240,7 +259,12 @@ class StubsView:
                 name = stub.name.replace("list_", "list_all_", 1)
                 pages.append(
                     Pagination(
-                        name, stub.name, stub.params_annotation, stub.params_required, lists[0].python_name, item
+                        name,
+                        stub.name,
+                        stub.params_annotation,
+                        not stub.call_params_optional,
+                        lists[0].python_name,
+                        item,
                     )
                 )
         return tuple(pages)

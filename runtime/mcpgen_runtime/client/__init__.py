@@ -2,7 +2,9 @@
 
 ``Client`` is put together from parts with one job each, every one given what it needs when it is made:
 
-- ``client``: ``Client`` (the public face: connecting over a stream, stdio or HTTP; what was negotiated; the
+- ``targets``: what ``Client.connect(target)`` takes (a URL, a command, an in-process server, a stream, or
+  ``Stdio`` / ``HTTP`` / ``InProcess`` with the transport's settings) and how each is opened.
+- ``client``: ``Client`` (the public face: connecting to a target; what was negotiated; the
   ``Peer`` the generated stubs send through; calls by name; the lists; ``listen``) and ``ClientContext``.
 - ``settings``: ``ClientSettings``, the options, checked once and shared by the parts; the defaults.
 - ``connection``: ``Connection``, the session and what was negotiated over it: the era (``mode``), the version,
@@ -27,7 +29,7 @@
   is used).
 
 May import: ``jsonrpc`` (the session), ``transports`` (stdio, ``answer_guard`` and ``undeliverable`` eagerly, and the
-httpx2-free modules of ``http.client``; ``http.client.stream`` only inside ``Client.connect_http``, so that stdio
+httpx2-free modules of ``http.client``; ``http.client.stream`` only when ``targets`` opens an HTTP target, so that stdio
 clients do not import httpx2), ``protocol`` (result validation), the runtime's ``versions``, the standard library,
 anyio, pydantic and ``mcp_bindings``; never ``server`` (the two sides share only what is below them). This package
 re-exports the names a client author needs.
@@ -59,14 +61,29 @@ from .list_cache import ListCache
 from .modern import DEFAULT_DISCOVER_TIMEOUT
 from .settings import DEFAULT_MAX_PAGES, DEFAULT_REQUEST_TIMEOUT
 from .subscriptions import DEFAULT_MAX_PENDING, Subscription, SubscriptionLostError
+from .targets import HTTP, ConnectTarget, InProcess, InProcessServer, Stdio
+
+_UNIONS = (
+    "AnyCallToolResult",
+    "AnyClientHandlers",
+    "AnyClientStub",
+    "AnyGetPromptResult",
+    "AnyReadResourceResult",
+)
 
 if TYPE_CHECKING:
-    from .versions import AnyClientHandlers, AnyClientStub
+    from .versions import (
+        AnyCallToolResult,
+        AnyClientHandlers,
+        AnyClientStub,
+        AnyGetPromptResult,
+        AnyReadResourceResult,
+    )
 else:
 
     def __getattr__(name: str) -> Any:
-        # The unions over every version's stubs, built on first use (see versions): not on import.
-        if name in ("AnyClientHandlers", "AnyClientStub"):
+        # The unions over every version's stubs and results, built on first use (see versions): not on import.
+        if name in _UNIONS:
             value = getattr(versions, name)
             globals()[name] = value
             return value
@@ -79,13 +96,17 @@ __all__ = [
     "DEFAULT_MAX_PAGES",
     "DEFAULT_MAX_PENDING",
     "DEFAULT_REQUEST_TIMEOUT",
+    "HTTP",
     "LATEST_LEGACY_VERSION",
     "LATEST_MODERN_VERSION",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "SUPPORTED_VERSIONS",
+    "AnyCallToolResult",
     "AnyClientHandlers",
     "AnyClientStub",
+    "AnyGetPromptResult",
+    "AnyReadResourceResult",
     "AuthorizationError",
     "CapabilityError",
     "Client",
@@ -93,11 +114,15 @@ __all__ = [
     "ClientError",
     "ClientOptions",
     "ConnectOptions",
+    "ConnectTarget",
+    "InProcess",
+    "InProcessServer",
     "InputRequiredError",
     "InvalidResultError",
     "ListCache",
     "MalformedResponseError",
     "PaginationError",
+    "Stdio",
     "Subscription",
     "SubscriptionLostError",
     "UnsupportedVersionError",

@@ -35,13 +35,10 @@ from mcp_bindings import base as _base
 from ..jsonrpc.context import ProgressCallback, RequestContext
 from ..jsonrpc.envelopes import JSONParams
 from ..jsonrpc.session import Session
-from ..jsonrpc.streams import MessageStream
 from ..transports.answer_guard import AnswerGuard
 from ..transports.http.client.inbox import DEFAULT_MAX_MESSAGE_BYTES
-from ..transports.http.client.resume import SSEReconnect
-from ..transports.stdio.ndjson import open_subprocess_stream
 from .connection import Connection
-from .errors import ClientError, VersionMismatchError
+from .errors import ClientError, InvalidResultError, VersionMismatchError
 from .handlers import HandlerDispatch
 from .input_required import DEFAULT_MAX_INPUT_ROUNDS
 from .list_cache import ListCache
@@ -57,6 +54,7 @@ from .settings import (
     Setting,
 )
 from .subscriptions import DEFAULT_MAX_PENDING, Subscription, Subscriptions
+from .targets import HTTP, ConnectTarget, Stdio, open_target
 from .tool_headers import ToolHeaders
 
 __all__ = ["Client", "ClientContext"]
@@ -65,12 +63,16 @@ if TYPE_CHECKING:
     import httpx2  # only for the annotation: stdio clients never import it
 
     from ..transports.http.client.auth import HTTPAuth
+    from ..transports.http.client.resume import SSEReconnect
     from .versions import (
+        AnyCallToolResult,
         AnyClientHandlers,
         AnyClientStub,
+        AnyGetPromptResult,
         AnyImplementation,
         AnyInitializeResult,
         AnyPrompt,
+        AnyReadResourceResult,
         AnyResource,
         AnyResourceTemplate,
         AnyTool,
@@ -123,27 +125,32 @@ class ClientOptions(TypedDict, total=False):
 
 
 class ConnectOptions(ClientOptions, total=False):
-    """``ClientOptions`` plus the negotiation: ``version`` (a legacy version to require, or a modern one: the same
-    as ``mode=version``) and ``initialize_timeout`` (default ``DEFAULT_INITIALIZE_TIMEOUT``)."""
+    """``ClientOptions`` plus the negotiation: ``version`` (a legacy version to require, which implies
+    ``mode="legacy"`` when no mode is given; or a modern one: the same as ``mode=version``) and
+    ``initialize_timeout`` (default ``DEFAULT_INITIALIZE_TIMEOUT``). ``mode`` defaults to ``"auto"``."""
 
     version: str | None
     initialize_timeout: float | None
 
 
 class Client:
-    """A connected MCP client. Create it with ``Client.connect(stream)``, ``connect_stdio(cmd)`` or ``connect_http(url)``.
+    """A connected MCP client. Create it with ``Client.connect(target)``: a URL, a command, an in-process ``Server``
+    or a ``MessageStream`` (``targets``); ``connect_stdio`` and ``connect_http`` remain for existing code.
 
-    Calls go through ``client.api``, the negotiated version's generated ``ClientStub`` (narrow it with
-    ``client.stub(v2025_11_25.client.ClientStub)``, which also takes per-call ``timeout`` and ``progress_callback``),
-    or the conveniences that work in both eras: ``call_tool``, ``get_prompt``, ``read_resource``, and the cached
-    ``tools()`` / ``prompts()`` / ``resources()`` / ``resource_templates()``.
+    Calls go through the conveniences that work in both eras, ``call_tool``, ``get_prompt``, ``read_resource``
+    (typed by the negotiated version's result models) and the cached ``tools()`` / ``prompts()`` / ``resources()`` /
+    ``resource_templates()``; or through ``client.api``, the negotiated version's generated ``ClientStub`` (narrow
+    it with ``client.stub(v2026_07_28.client.ClientStub)``, which also takes per-call ``timeout`` and
+    ``progress_callback``; in 2026-07-28 the connection fills in each request's ``_meta``).
 
-    ``mode`` (``"legacy"``, the default; ``"auto"``; or a modern version such as ``"2026-07-28"``) is how the era
-    is chosen (``modern``); ``request_timeout`` (seconds, default 300; None waits forever) bounds every call that
-    names no timeout; ``max_pages`` (default 1000) bounds the list walks; ``max_input_rounds`` (default 10) the
-    rounds of a multi round-trip request; ``log_level`` asks a modern server for ``notifications/message`` at that
-    level or above (the legacy era has ``logging/setLevel`` instead); ``discover_timeout`` (default 10 s) is how
-    long the auto mode waits for ``server/discover`` before taking the server for a legacy one.
+    ``mode`` is how the era is chosen (``modern``): ``"auto"``, the default, asks ``server/discover`` and speaks
+    2026-07-28 to a server that answers it, ``initialize`` to one that does not; ``"legacy"`` always sends
+    ``initialize``; a modern version such as ``"2026-07-28"`` is adopted with no probe. ``request_timeout``
+    (seconds, default 300; None waits forever) bounds every call that names no timeout; ``max_pages`` (default
+    1000) bounds the list walks; ``max_input_rounds`` (default 10) the rounds of a multi round-trip request;
+    ``log_level`` asks a modern server for ``notifications/message`` at that level or above (the legacy era has
+    ``logging/setLevel`` instead); ``discover_timeout`` (default 10 s) is how long the auto mode waits for
+    ``server/discover`` before taking the server for a legacy one.
     """
 
     # The options, read and written through to the settings the parts share (a change applies to the next call).
@@ -162,7 +169,7 @@ class Client:
         capabilities: Mapping[str, Any] | None = None,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         max_pages: int = DEFAULT_MAX_PAGES,
-        mode: str = "legacy",
+        mode: str = "auto",
         log_level: str | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
@@ -201,45 +208,58 @@ class Client:
     @asynccontextmanager
     async def connect(
         cls,
-        stream: MessageStream,
+        target: ConnectTarget,
         *,
         guard_answers: bool = True,
         **options: Unpack[ConnectOptions],
     ) -> AsyncIterator[Client]:
-        """Run a session over ``stream``, negotiate, and yield the client; the session (and stream) close on exit.
+        """Connect to ``target``, negotiate, and yield the client; everything opened is closed on exit.
 
-        The options from ``handlers`` on are those of ``Client``. In the legacy mode, without ``version`` the newest
-        legacy version is offered and any supported answer is accepted; with it, exactly that version is offered
-        and required (a modern ``version`` is the same as ``mode=version``). Any other answer raises
+        ``target`` is where the server is (``targets``): an ``http://`` or ``https://`` URL (streamable HTTP), a
+        command such as ``[sys.executable, "server.py"]`` (a stdio server, started here and stopped on exit), an
+        in-process ``Server`` (served in a background task: tests), a ``MessageStream`` already open, or
+        ``Stdio(...)``, ``HTTP(...)`` or ``InProcess(...)`` for the transport's own settings (environment, headers,
+        auth ...). Anything else raises ``TypeError`` (``ValueError`` for a ``str`` that is no URL) before anything
+        starts.
+
+        The options from ``handlers`` on are those of ``Client``. By default (``mode="auto"``) the server is asked
+        ``server/discover`` and a modern one is spoken to in 2026-07-28; a legacy one gets ``initialize``.
+        ``version`` (a legacy version) means ``mode="legacy"`` when no mode is given: exactly that version is
+        offered and required; without it the legacy mode offers the newest legacy version and accepts any supported
+        answer. A modern ``version`` is the same as ``mode=version``. Any other answer raises
         ``UnsupportedVersionError`` after the connection is closed. With ``guard_answers`` the stream is wrapped in
-        ``transports.answer_guard.AnswerGuard`` (``connect_http`` turns it off: the HTTP transport does this
-        itself).
+        ``transports.answer_guard.AnswerGuard`` (not over HTTP, whose transport does this itself).
         """
         version = options.pop("version", None)
         initialize_timeout = options.pop("initialize_timeout", DEFAULT_INITIALIZE_TIMEOUT)
         client_options: ClientOptions = options
         if version in MODERN_VERSIONS:
             client_options["mode"], version = version, None
-        elif version is not None and client_options.get("mode", "legacy") != "legacy":
-            raise ValueError(f"version={version!r} is a legacy version: it needs mode='legacy'")
-        client = cls(**client_options)
-        http = False
-        if hasattr(stream, "param_headers"):
-            # The streamable HTTP client stream asks us for the Mcp-Param-* headers of each modern tools/call.
-            stream.param_headers = client._tool_headers.for_call
-            http = True
-        if guard_answers:
-            stream = AnswerGuard(stream)
-        session = Session(stream, request_handler=client._on_request, notification_handler=client._on_notification)
-        async with session:
-            client._connection.attach(session, http=http)
-            spec = await client._connection.negotiate(version, initialize_timeout)
-            client._api = spec.stub(client)
-            yield client
+        elif version is not None:
+            # Asking for a legacy version asks for the handshake era: no mode means the legacy one. An explicit
+            # other mode contradicts it (auto could end up modern, where no such version exists).
+            mode = client_options.setdefault("mode", "legacy")
+            if mode != "legacy":
+                raise ValueError(f"version={version!r} is a legacy version: it needs mode='legacy', not {mode!r}")
+        client = cls(**client_options)  # the options are checked before anything is started
+        async with open_target(target, guard_answers) as opened:
+            stream = opened.stream
+            http = False
+            if hasattr(stream, "param_headers"):
+                # The streamable HTTP client stream asks us for the Mcp-Param-* headers of each modern tools/call.
+                stream.param_headers = client._tool_headers.for_call
+                http = True
+            if opened.guard_answers:
+                stream = AnswerGuard(stream)
+            session = Session(stream, request_handler=client._on_request, notification_handler=client._on_notification)
+            async with session:
+                client._connection.attach(session, http=http)
+                spec = await client._connection.negotiate(version, initialize_timeout)
+                client._api = spec.stub(client)
+                yield client
 
     @classmethod
-    @asynccontextmanager
-    async def connect_stdio(
+    def connect_stdio(
         cls,
         command: Sequence[str],
         *,
@@ -248,19 +268,14 @@ class Client:
         capture_stderr: bool = False,
         guard_answers: bool = True,
         **options: Unpack[ConnectOptions],
-    ) -> AsyncIterator[Client]:
-        """Start ``command`` as a stdio server and ``connect`` to it (``options`` as for
-        ``connect``); the child is shut down on exit (the MCP stdio sequence: close its stdin, then SIGTERM, then
-        SIGKILL)."""
-        async with (
-            open_subprocess_stream(command, env, cwd=cwd, capture_stderr=capture_stderr) as stream,
-            cls.connect(stream, guard_answers=guard_answers, **options) as client,
-        ):
-            yield client
+    ) -> AbstractAsyncContextManager[Client]:
+        """Kept for existing code: ``connect(Stdio(command, env=env, cwd=cwd, capture_stderr=capture_stderr))``,
+        which new code writes (or just ``connect(command)``)."""
+        target = Stdio(command, env=env, cwd=cwd, capture_stderr=capture_stderr)
+        return cls.connect(target, guard_answers=guard_answers, **options)
 
     @classmethod
-    @asynccontextmanager
-    async def connect_http(
+    def connect_http(
         cls,
         url: str,
         *,
@@ -270,33 +285,19 @@ class Client:
         reconnect: SSEReconnect | None = None,
         auth: HTTPAuth | None = None,
         **options: Unpack[ConnectOptions],
-    ) -> AsyncIterator[Client]:
-        """``connect`` to a streamable HTTP server at ``url`` (e.g. http://127.0.0.1:8000/mcp); ``options``
-        as for ``connect``. A legacy HTTP session is ended (DELETE) on exit; a modern connection has
-        none.
-
-        ``http_client`` (an ``httpx2.AsyncClient``) replaces the default one; ``max_message_bytes`` bounds one JSON
-        body or SSE event; ``reconnect`` is how SSE streams the server closes early are resumed (legacy era only:
-        2026-07-28 has no resumption). An exception raised in the ``async with`` body comes out as itself.
-
-        ``auth`` (an ``HTTPAuth``, e.g. ``client.auth.OAuthProvider``) adds its headers to every request and is
-        asked to authorize on a 401 / 403 ``insufficient_scope``; one it cannot resolve raises
-        ``AuthorizationError`` (with or without ``auth``).
-        """
-        from ..transports.http.client.stream import open_http_stream  # only HTTP clients need httpx2
-
-        async with (
-            open_http_stream(
-                url,
-                dict(headers) if headers else None,
-                http_client=http_client,
-                max_message_bytes=max_message_bytes,
-                reconnect=reconnect,
-                auth=auth,
-            ) as stream,
-            cls.connect(stream, guard_answers=False, **options) as client,
-        ):
-            yield client
+    ) -> AbstractAsyncContextManager[Client]:
+        """Kept for existing code: ``connect(HTTP(url, headers=..., http_client=..., max_message_bytes=...,
+        reconnect=..., auth=...))``, which new code writes (or just ``connect(url)``); see ``HTTP`` for each
+        setting. An ``auth`` that cannot resolve a 401 / 403 raises ``AuthorizationError`` (as without ``auth``)."""
+        target = HTTP(
+            url,
+            headers=headers,
+            http_client=http_client,
+            auth=auth,
+            reconnect=reconnect,
+            max_message_bytes=max_message_bytes,
+        )
+        return cls.connect(target, **options)
 
     # -- what was negotiated ---------------------------------------------------------------------------------------
 
@@ -419,25 +420,40 @@ class Client:
         *,
         timeout: float | None = None,
         progress_callback: ProgressCallback | None = None,
-    ) -> Any:
-        """``tools/call``: the negotiated version's ``CallToolResult`` (input rounds handled, as for ``request``)."""
+    ) -> AnyCallToolResult:
+        """``tools/call``: the negotiated version's ``CallToolResult`` (input rounds handled, as for ``request``;
+        no task is asked for, so a server answering with one raises ``InvalidResultError``)."""
         params: dict[str, Any] = {"name": name, **({"arguments": dict(arguments)} if arguments is not None else {})}
-        return await self._requests.invoke("tools/call", params, timeout, progress_callback)
+        result = await self._requests.invoke("tools/call", params, timeout, progress_callback)
+        return cast("AnyCallToolResult", self._complete("tools/call", "CallToolResult", result))
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
-    ) -> Any:
-        """``prompts/get``: the negotiated version's ``GetPromptResult``."""
+    ) -> AnyGetPromptResult:
+        """``prompts/get``: the negotiated version's ``GetPromptResult`` (input rounds handled)."""
         params: dict[str, Any] = {"name": name, **({"arguments": dict(arguments)} if arguments is not None else {})}
-        return await self._requests.invoke("prompts/get", params, timeout, None)
+        result = await self._requests.invoke("prompts/get", params, timeout, None)
+        return cast("AnyGetPromptResult", self._complete("prompts/get", "GetPromptResult", result))
 
-    async def read_resource(self, uri: str, *, timeout: float | None = None) -> Any:
-        """``resources/read``: the negotiated version's ``ReadResourceResult``."""
-        return await self._requests.invoke("resources/read", {"uri": uri}, timeout, None)
+    async def read_resource(self, uri: str, *, timeout: float | None = None) -> AnyReadResourceResult:
+        """``resources/read``: the negotiated version's ``ReadResourceResult`` (input rounds handled)."""
+        result = await self._requests.invoke("resources/read", {"uri": uri}, timeout, None)
+        return cast("AnyReadResourceResult", self._complete("resources/read", "ReadResourceResult", result))
+
+    def _complete(self, method: str, class_name: str, result: object) -> object:
+        # The parsed result may be another of the method's result classes (2025-11-25's CreateTaskResult, a
+        # modern InputRequiredResult): the request path answers input rounds and these calls ask for no task, so
+        # anything but the complete result is the server's error, not a value to hand on under the wrong type.
+        expected = getattr(self.bindings, class_name)
+        if not isinstance(result, expected):
+            raise InvalidResultError(
+                f"{method} answered with a {type(result).__name__}, not the {class_name} that was asked for"
+            )
+        return result
 
     def request_meta(self) -> dict[str, Any]:
-        """The ``_meta`` a modern request carries (``client.bindings.RequestMetaObject.model_validate`` of it builds
-        the params models of 2026-07-28, whose ``_meta`` is required; the client fills it in on sending anyway)."""
+        """The ``_meta`` a modern request carries, as the client stamps it on every request it sends (for display
+        or logging: 2026-07-28 params models need no ``_meta`` from the caller, see ``base.filled_by_sender``)."""
         return self._connection.request_meta()
 
     def listen(

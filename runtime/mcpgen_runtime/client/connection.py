@@ -9,7 +9,7 @@ what was negotiated from here, and sends through ``send`` (which turns the trans
 - ``"legacy"``: ``initialize`` at the newest legacy version (or exactly ``version=``), then
   ``notifications/initialized``;
 - a modern version (``"2026-07-28"``): adopted at once, with no request; the server's capabilities stay unknown;
-- ``"auto"``: ``server/discover`` first (``modern.probe_era``); a legacy server gets ``initialize``.
+- ``"auto"`` (the default): ``server/discover`` first (``modern.probe_era``); a legacy server gets ``initialize``.
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ Compatibility"), server/utilities/caching.mdx.
 
 Modes, as the official SDK's ``Client(mode=...)``:
 
-- ``"legacy"``: the ``initialize`` handshake, as before 2026 (the default of ``Client.connect``, so that existing
-  code keeps the handshake; pass ``mode="auto"`` to prefer the modern era).
-- ``"auto"``: probe with ``server/discover`` at the newest modern version. A ``DiscoverResult`` naming a modern
-  version we speak: modern. ``UnsupportedProtocolVersionError`` (-32022) naming one: probe again at it, once. One
-  naming only legacy versions, any other error, or no answer within ``discover_timeout``: a legacy server, so
-  ``initialize``. A -32022 naming only modern versions we do not speak: ``UnsupportedVersionError``. (The rule is
-  a deny-list, not keyed to one error code, as the stdio text requires.)
+- ``"legacy"``: the ``initialize`` handshake, as before 2026 (what a legacy ``version=`` with no mode asks for).
+- ``"auto"`` (the default of ``Client`` and every ``connect``): probe with ``server/discover`` at the newest modern
+  version. A ``DiscoverResult`` naming a modern version we speak: modern. ``UnsupportedProtocolVersionError``
+  (-32022) naming one: probe again at it, once. One naming only legacy versions, any other error, or no answer
+  within ``discover_timeout``: a legacy server, so ``initialize``. A -32022 naming only modern versions we do not
+  speak: ``UnsupportedVersionError``. (The rule is a deny-list, not keyed to one error code, as the stdio text
+  requires.)
 - ``"2026-07-28"`` (a modern version): adopted at once, with no probe; the server's capabilities are then unknown,
   so calls are not gated by them.
 """

@@ -51,7 +51,7 @@ class ClientSettings:
     capabilities: dict[str, Any]  # merged over the advertised ones
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     max_pages: int = DEFAULT_MAX_PAGES
-    mode: str = "legacy"
+    mode: str = "auto"
     log_level: str | None = None
     max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT

@@ -36,11 +36,14 @@ __all__ = [
     "MODELS_MODULE_VERSION",
     "MODERN",
     "VERSIONS",
+    "AnyCallToolResult",
     "AnyClientHandlers",
     "AnyClientStub",
+    "AnyGetPromptResult",
     "AnyImplementation",
     "AnyInitializeResult",
     "AnyPrompt",
+    "AnyReadResourceResult",
     "AnyResource",
     "AnyResourceTemplate",
     "AnyTool",
@@ -66,6 +69,21 @@ if TYPE_CHECKING:
     AnyImplementation: TypeAlias = (
         _v1.Implementation | _v2.Implementation | _v3.Implementation | _v4.Implementation | _v5.Implementation
     )
+    # What `call_tool`, `get_prompt` and `read_resource` return: the complete result (the modern era's
+    # InputRequiredResult is answered inside, and a task is never asked for).
+    AnyCallToolResult: TypeAlias = (
+        _v1.CallToolResult | _v2.CallToolResult | _v3.CallToolResult | _v4.CallToolResult | _v5.CallToolResult
+    )
+    AnyGetPromptResult: TypeAlias = (
+        _v1.GetPromptResult | _v2.GetPromptResult | _v3.GetPromptResult | _v4.GetPromptResult | _v5.GetPromptResult
+    )
+    AnyReadResourceResult: TypeAlias = (
+        _v1.ReadResourceResult
+        | _v2.ReadResourceResult
+        | _v3.ReadResourceResult
+        | _v4.ReadResourceResult
+        | _v5.ReadResourceResult
+    )
     AnyTool: TypeAlias = _v1.Tool | _v2.Tool | _v3.Tool | _v4.Tool | _v5.Tool
     AnyPrompt: TypeAlias = _v1.Prompt | _v2.Prompt | _v3.Prompt | _v4.Prompt | _v5.Prompt
     AnyResource: TypeAlias = _v1.Resource | _v2.Resource | _v3.Resource | _v4.Resource | _v5.Resource
@@ -80,6 +98,9 @@ else:
             "AnyClientHandlers": ("ClientHandlers", EVERY_VERSION, "client"),
             "AnyInitializeResult": ("InitializeResult", LEGACY_VERSIONS, "models"),
             "AnyImplementation": ("Implementation", EVERY_VERSION, "models"),
+            "AnyCallToolResult": ("CallToolResult", EVERY_VERSION, "models"),
+            "AnyGetPromptResult": ("GetPromptResult", EVERY_VERSION, "models"),
+            "AnyReadResourceResult": ("ReadResourceResult", EVERY_VERSION, "models"),
             "AnyTool": ("Tool", EVERY_VERSION, "models"),
             "AnyPrompt": ("Prompt", EVERY_VERSION, "models"),
             "AnyResource": ("Resource", EVERY_VERSION, "models"),

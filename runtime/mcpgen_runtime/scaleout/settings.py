@@ -7,12 +7,16 @@ process reads the same variables.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final, TypedDict, Unpack
 
-__all__ = ["ENVIRONMENT", "ScaleOutSettings", "SettingsError"]
+__all__ = ["ENVIRONMENT", "RUNTIME_REDIS_EXTRA", "ScaleOutSettings", "SettingsError", "require_redis_client"]
+
+# What installs redis-py for the runtime: a project built on it names its own extra instead (`mcpgen new` declares one).
+RUNTIME_REDIS_EXTRA: Final = "mcpgen-runtime[redis]"
 
 # field name -> environment variable
 ENVIRONMENT: Final[Mapping[str, str]] = {
@@ -154,6 +158,18 @@ class ScaleOutSettings:
                 continue
             result[variable] = value.decode("latin-1") if isinstance(value, bytes) else str(value)
         return result
+
+
+def require_redis_client(extra: str = RUNTIME_REDIS_EXTRA) -> None:
+    """Raise ``SettingsError`` naming ``extra`` (what to ``pip install``) unless redis-py imports: a Redis URL is
+    configured, and without it every worker would fail on its first import of ``scaleout`` with a traceback."""
+    try:
+        importlib.import_module("redis.asyncio")
+    except ImportError:
+        raise SettingsError(
+            f"a Redis URL (--redis, {ENVIRONMENT['redis_url']}) needs redis-py, which is not installed: "
+            f"pip install '{extra}'"
+        ) from None
 
 
 def _convert(name: str, variable: str, raw: str, annotation: str) -> Any:

@@ -11,7 +11,8 @@ Subpackages and modules, in dependency order (each may import the ones before it
   mounted in another ASGI app (``MCPApp``, ``mount_mcp``).
 - ``server``: ``Server``, a registry that serves: its connections over stdio or streamable HTTP, the modern HTTP
   requests as one call (``serve_modern``), change notifications.
-- ``runner``: ``python -m mcpgen_runtime.server.runner TARGET``, and ``create_app`` for an ASGI server's workers.
+- ``runner``: ``python -m mcpgen_runtime.server.runner TARGET``, ``serve_command_line`` (a project's whole ``main()``,
+  the scaffold's: the same flags), and ``create_app`` for an ASGI server's workers.
 
 May import: ``jsonrpc`` (the session), ``transports`` (stdio and ``transports.http.server.session``, which needs
 neither starlette nor uvicorn, eagerly; the rest of the HTTP server only inside ``Server.serve_http`` and

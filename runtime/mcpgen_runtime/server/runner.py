@@ -6,6 +6,10 @@ start it too (``mcpgen client-config``). TARGET is ``path/to/server.py`` or a mo
 the current directory), either with ``:NAME`` for the ``Server`` object; without it, the module's ``server`` or its
 only ``Server``. The file is imported as a module, not run as ``__main__``, so its own ``main()`` does not run.
 
+A project's own command is the same runner over its ``Server`` object: ``serve_command_line(server, argv,
+prog=..., redis_extra="my-project[redis]")`` is the whole of the ``main()`` that ``mcpgen new`` writes, with the
+same flags (``add_serving_arguments``: one parser, so the two cannot drift apart).
+
 ``--workers N --redis URL`` run N worker processes on the port, sharing sessions through Redis (``scaleout``);
 ``create_app`` is the same for an ASGI server's own workers (uvicorn ``--factory``).
 
@@ -14,7 +18,7 @@ Over HTTP it serves on uvicorn with httptools and uvloop when they import, else 
 ``--log-level debug`` logs which stack serves.
 
 Bad input (no such file or module, no ``Server`` in it, a port that cannot be bound, bad scale-out settings or
-``MCPGEN_HTTP_STACK``, an unreachable Redis) is one ``error:`` line on stderr
+``MCPGEN_HTTP_STACK``, an unreachable Redis, ``--redis`` without redis-py installed) is one ``error:`` line on stderr
 and exit code 2; an exception raised by the server's own code while it is imported shows its traceback first, since
 that is what its author needs. Ctrl-C (SIGINT) stops the server cleanly with exit code 0.
 """
@@ -32,7 +36,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
@@ -40,9 +44,23 @@ from typing import Any, Final
 from .hosting.options import DEFAULT_LOG_LEVEL, LOG_LEVEL_NAMES, run_http, run_stdio
 from .server import Server, start_scaled_worker
 
-__all__ = ["LoadError", "create_app", "load_server", "main", "split_target"]
+__all__ = [
+    "TRANSPORTS",
+    "LoadError",
+    "add_serving_arguments",
+    "create_app",
+    "load_server",
+    "main",
+    "runner_parser",
+    "serve_command_line",
+    "serve_parsed",
+    "split_target",
+]
 
 EXIT_BAD_INPUT: Final = 2
+TRANSPORTS: Final = ("stdio", "http")
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8000
 PARENT_POLL_INTERVAL: Final = 0.5
 _BIND_ERRORS: Final = frozenset({errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES})
 
@@ -138,37 +156,61 @@ def _exit_with_parent(pid: int) -> None:
     threading.Thread(target=watch, name="mcpgen-parent-watch", daemon=True).start()
 
 
-def _parser() -> argparse.ArgumentParser:
+def add_serving_arguments(parser: argparse.ArgumentParser, transports: Sequence[str] = TRANSPORTS) -> None:
+    """Add the flags of a server's command line to ``parser``: ``--transport`` (``transports``, the first the
+    default), ``--log-level`` and, when ``"http"`` is one of them, ``--host``, ``--port``, ``--allowed-host``,
+    ``--workers`` and ``--redis``. One set of flags for ``python -m mcpgen_runtime.server.runner`` and every
+    project's own command (``serve_command_line``), so they cannot drift apart."""
+    unknown = sorted(set(transports) - set(TRANSPORTS))
+    if not transports or unknown:
+        raise ValueError(f"transports: choose from {', '.join(TRANSPORTS)}, not {list(transports)!r}")
+    parser.add_argument(
+        "--transport",
+        choices=list(transports),
+        default=transports[0],
+        help=f"how clients connect (default: {transports[0]})",
+    )
+    if "http" in transports:
+        parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP: the address to bind (default: {DEFAULT_HOST})")
+        parser.add_argument(
+            "--port", type=int, default=DEFAULT_PORT, help=f"HTTP: the port, 0 for a free one (default: {DEFAULT_PORT})"
+        )
+        parser.add_argument(
+            "--allowed-host",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="HTTP: also accept requests for this host name (repeatable); needed with --host 0.0.0.0 ('*' turns "
+            "the Host/Origin checks off, only behind a proxy that checks them)",
+        )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            metavar="N",
+            help="HTTP: worker processes on the port; more than 1 needs --redis (default: MCPGEN_WORKERS, else 1)",
+        )
+        parser.add_argument(
+            "--redis",
+            metavar="URL",
+            help="HTTP: share sessions, events and notifications through this Redis, redis://host:port/db "
+            "(default: MCPGEN_REDIS_URL; other MCPGEN_* variables set the rest, see docs/deploy.md)",
+        )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVEL_NAMES,
+        default=DEFAULT_LOG_LEVEL,
+        help=f"what the server logs, on stderr (default: {DEFAULT_LOG_LEVEL})",
+    )
+
+
+def runner_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m mcpgen_runtime.server.runner``: TARGET and the serving flags."""
     parser = argparse.ArgumentParser(
         prog="python -m mcpgen_runtime.server.runner",
         description="Run the mcpgen_runtime Server of a file or module.",
     )
     parser.add_argument("target", metavar="TARGET", help="path/to/server.py[:NAME] or package.module[:NAME]")
-    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="(default: stdio)")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP: the port, 0 for a free one (default: 8000)")
-    parser.add_argument(
-        "--allowed-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="HTTP: also accept this Host name (repeatable; '*' turns the Host/Origin checks off)",
-    )
-    parser.add_argument(
-        "--log-level", choices=LOG_LEVEL_NAMES, default=DEFAULT_LOG_LEVEL, help=f"(default: {DEFAULT_LOG_LEVEL})"
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help="HTTP: worker processes on the port; more than 1 needs --redis (default: MCPGEN_WORKERS, else 1)",
-    )
-    parser.add_argument(
-        "--redis",
-        metavar="URL",
-        help="HTTP: share sessions, events and notifications through this Redis, redis://host:port/db "
-        "(default: MCPGEN_REDIS_URL; other MCPGEN_* variables set the rest, see docs/deploy.md)",
-    )
+    add_serving_arguments(parser)
     parser.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)  # set by `mcpgen dev`
     return parser
 
@@ -186,11 +228,87 @@ def _fail(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
+def _bad_port(args: argparse.Namespace) -> str | None:
+    port = getattr(args, "port", None)  # a stdio-only command has no --port
+    if port is not None and not 0 <= port <= 65535:
+        return f"--port {port}: not a port number (0 to 65535)"
+    return None
+
+
+def serve_parsed(
+    server: Server,
+    args: argparse.Namespace,
+    *,
+    auth: Callable[[], Any] | None = None,
+    redis_extra: str | None = None,
+) -> int:
+    """Serve ``server`` as the flags of ``add_serving_arguments`` say until interrupted; returns the exit code: 0
+    (Ctrl-C included), or 2 after one ``error:`` line (a port that cannot be bound; bad scale-out settings and a
+    missing redis-py, whose line names ``redis_extra``, exit 2 from ``run_http`` itself). ``auth`` is called for
+    the HTTP transport only: a server that needs tokens over HTTP still serves stdio without their settings."""
+    problem = _bad_port(args)
+    if problem is not None:
+        return _fail(problem)
+    try:
+        if args.transport == "stdio":
+            run_stdio(server, log_level=args.log_level)
+            return 0
+        options: dict[str, Any] = {} if auth is None else {"auth": auth()}
+        try:
+            run_http(
+                server,
+                args.host,
+                args.port,
+                log_level=args.log_level,
+                allowed_hosts_flag="--allowed-host",
+                allowed_hosts=args.allowed_host or None,
+                workers=args.workers,
+                redis=args.redis,
+                redis_extra=redis_extra,
+                **options,
+            )
+        except OSError as error:  # from binding the socket: the address is bad input
+            if not isinstance(error, socket.gaierror) and error.errno not in _BIND_ERRORS:
+                raise
+            return _fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
+    except KeyboardInterrupt:
+        pass  # Ctrl-C, or the parent went away: uvicorn has shut down already
+    return 0
+
+
+def serve_command_line(
+    server: Server,
+    argv: Sequence[str] | None = None,
+    *,
+    prog: str | None = None,
+    description: str | None = None,
+    transports: Sequence[str] = TRANSPORTS,
+    auth: Callable[[], Any] | None = None,
+    redis_extra: str | None = None,
+) -> None:
+    """A project's whole ``main()``: parse ``argv`` (default ``sys.argv[1:]``) with the flags of
+    ``add_serving_arguments`` (``transports``: what the command offers, the first the default) and serve ``server``
+    until interrupted (``serve_parsed``). ``auth`` (e.g. a function that builds a ``server.auth.BearerAuth`` from the
+    environment) protects HTTP; ``redis_extra`` is what the error for ``--redis`` without redis-py tells the user to
+    install, e.g. ``"my-weather[redis]"`` (default ``mcpgen-runtime[redis]``). Bad input: one ``error:`` line on
+    stderr and ``SystemExit(2)``; ``--help`` and argparse's own errors exit as argparse does.
+
+        def main(argv: Sequence[str] | None = None) -> None:
+            serve_command_line(server, argv, prog="weather", redis_extra="weather[redis]")
+    """
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add_serving_arguments(parser, transports)
+    code = serve_parsed(server, parser.parse_args(argv), auth=auth, redis_extra=redis_extra)
+    if code:
+        raise SystemExit(code)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """The command; returns its exit code."""
-    args = _parser().parse_args(argv)
-    if not 0 <= args.port <= 65535:
-        return _fail(f"--port {args.port}: not a port number (0 to 65535)")
+    args = runner_parser().parse_args(argv)
+    problem = _bad_port(args)
+    if problem is not None:  # before the server is imported: a typo should not wait for a slow import
+        return _fail(problem)
     if args.parent_pid is not None:
         # A supervised server obeys SIGINT even when started with it ignored (a background job of a shell).
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -203,27 +321,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         except Exception as error:  # the server's own code failed while it was imported: show where
             _print_user_traceback(error)
             return _fail(f"cannot load {args.target}: {type(error).__name__}: {error}")
-        if args.transport == "stdio":
-            run_stdio(server, log_level=args.log_level)
-        else:
-            try:
-                run_http(
-                    server,
-                    args.host,
-                    args.port,
-                    log_level=args.log_level,
-                    allowed_hosts_flag="--allowed-host",
-                    allowed_hosts=args.allowed_host or None,
-                    workers=args.workers,
-                    redis=args.redis,
-                )
-            except OSError as error:  # from binding the socket: the address is bad input
-                if not isinstance(error, socket.gaierror) and error.errno not in _BIND_ERRORS:
-                    raise
-                return _fail(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
     except KeyboardInterrupt:
-        pass  # Ctrl-C, or the parent went away: uvicorn has shut down already
-    return 0
+        return 0
+    return serve_parsed(server, args)
 
 
 def create_app() -> Any:
@@ -236,7 +336,9 @@ def create_app() -> Any:
 
     The endpoint is ``/mcp``; the server's lifespan runs inside the app's (uvicorn's ``lifespan="on"``, its default
     ``auto`` too)."""
-    from ..scaleout.settings import ScaleOutSettings, SettingsError
+    from ..scaleout.settings import ScaleOutSettings, SettingsError, require_redis_client
+
+    require_redis_client()  # a SettingsError naming the extra, rather than redis-py's ModuleNotFoundError
     from ..scaleout.worker import ScaleOut, ScaleOutWorker
     from .hosting.options import allowed_hosts_for
 

@@ -243,12 +243,16 @@ class Server(Registry, Generic[StateT]):
         ``scale_out`` (None): a ``scaleout.ScaleOutSettings`` with a Redis URL makes this process one worker of a
         scaled-out server (``scaleout.worker.ScaleOut``: sessions, SSE events and answers shared through Redis; its
         ``request_state_key``, or one the workers share in Redis, replaces this server's); ``reuse_port``: other
-        processes listen on the same port (``run_http(workers=N)`` starts them)."""
+        processes listen on the same port (``run_http(workers=N)`` starts them). Without redis-py (the runtime's
+        ``redis`` extra) a shared ``scale_out`` raises ``scaleout.settings.SettingsError`` naming the extra."""
         from ..transports.http.server.app import AppFactory, run_http  # only HTTP servers need starlette, uvicorn
 
         check_http_options(options, "serve_http")
         app_factory: AppFactory | None = None
         if scale_out is not None and scale_out.shared:
+            from ..scaleout.settings import require_redis_client
+
+            require_redis_client()  # a SettingsError naming the extra, rather than redis-py's ModuleNotFoundError
             from ..scaleout.worker import ScaleOut  # only scaled-out servers need redis
 
             settings = scale_out
@@ -298,8 +302,9 @@ class Server(Registry, Generic[StateT]):
 
         ``workers`` (1) processes serve the port, sharing sessions through the Redis at ``redis`` (a URL; needed
         for more than one worker); both default to the environment (``MCPGEN_WORKERS``, ``MCPGEN_REDIS_URL``, and
-        the other settings of ``scaleout.ScaleOutSettings``), unless ``scale_out`` gives the settings. Bad settings
-        or an unreachable Redis: one error line on stderr and exit code 2."""
+        the other settings of ``scaleout.ScaleOutSettings``), unless ``scale_out`` gives the settings. Bad settings,
+        an unreachable Redis or redis-py not installed (``pip install 'mcpgen-runtime[redis]'``): one error line on
+        stderr and exit code 2."""
         run_options.run_http(
             self, host, port, log_level=log_level, workers=workers, redis=redis, scale_out=scale_out, **options
         )

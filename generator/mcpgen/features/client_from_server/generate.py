@@ -1,7 +1,7 @@
 """`mcpgen client-from-server`: a typed Python client module generated from what a live MCP server says it has.
 
 Where it sits: beside the bindings pipeline, not in it. ``fetch_snapshot`` connects with ``mcpgen_runtime.Client``
-(stdio or streamable HTTP) and lists every tool; ``build_schema_document`` merges each tool's ``inputSchema`` and
+(stdio or streamable HTTP, auto mode: either era) and lists every tool; ``build_schema_document`` merges each tool's ``inputSchema`` and
 ``outputSchema`` into one JSON Schema document under names we choose; datamodel-code-generator turns that into
 pydantic v2 models; ``module_render`` writes the client class that calls the tools through those models;
 ``pipeline.formatting`` (black) owns the layout; ``write_atomically`` puts the file in place.
@@ -65,6 +65,8 @@ MAX_TOOLS_PAGES = 1000
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 # The header lists at most this many of the guard's notes (what it dropped from the schemas).
 MAX_HEADER_NOTES = 50
+# The name a server that does not say its own (no serverInfo in its server/discover result) is generated under.
+UNNAMED_SERVER = "mcp-server"
 
 
 class ClientGenerationError(Exception):
@@ -117,20 +119,19 @@ class GeneratedModels:
 
 
 async def fetch_snapshot(target: ServerTarget, timeout: float = 30.0) -> ServerSnapshot:
-    """Connect, initialize, list every tool (all pages, within the guard's bounds) and disconnect. Any failure,
-    including no answer within ``timeout`` seconds, raises ``ClientGenerationError`` with one line saying what went
-    wrong."""
+    """Connect in auto mode (``server/discover``, else the ``initialize`` handshake), list every tool (all pages,
+    within the guard's bounds) and disconnect. Any failure, including no answer within ``timeout`` seconds, raises
+    ``ClientGenerationError`` with one line saying what went wrong."""
     stderr_source: list[SubprocessStream] = []
     try:
         with anyio.fail_after(timeout):
             async with _connect(target, stderr_source) as client:
                 tools = await _list_tools(client)
-                info = client.server_info  # always there after initialize (the legacy era, which this speaks)
-                if info is None:
-                    raise ClientGenerationError(f"{target.describe()} did not say its name (no serverInfo)")
+                # Always there after initialize; in 2026-07-28 a server MAY leave its serverInfo out.
+                info = client.server_info
                 return ServerSnapshot(
-                    name=info.name,
-                    version=info.version,
+                    name=info.name if info is not None else UNNAMED_SERVER,
+                    version=info.version if info is not None else "",
                     protocol_version=client.protocol_version,
                     tools=tuple(tools),
                 )
@@ -150,12 +151,11 @@ async def _list_tools(client: Client) -> list[dict[str, Any]]:
     # Client.tools() follows nextCursor for as long as the server sends one; here every page is checked against
     # the guard's bounds as it arrives.
     bindings = client.bindings
-    params_type = getattr(bindings, "ListToolsRequestParams", None) or bindings.PaginatedRequestParams
     tools: list[dict[str, Any]] = []
     json_chars = 0
     cursor: str | None = None
     for _ in range(MAX_TOOLS_PAGES):
-        result = await client.request(bindings.ListToolsRequest, None if cursor is None else params_type(cursor=cursor))
+        result = await client.request(bindings.ListToolsRequest, None if cursor is None else _page(client, cursor))
         page = [tool.model_dump(mode="json", by_alias=True) for tool in result.tools]
         tools.extend(page)
         json_chars += sum(tool_json_chars(tool) for tool in page)
@@ -166,13 +166,20 @@ async def _list_tools(client: Client) -> list[dict[str, Any]]:
     raise ClientGenerationError(f"the server is still paging tools/list after {MAX_TOOLS_PAGES} pages; refused")
 
 
+def _page(client: Client, cursor: str) -> Any:
+    # The params of a next page, in either era: a 2026-07-28 request's `_meta` is the connection's to fill in.
+    bindings = client.bindings
+    params_type = getattr(bindings, "ListToolsRequestParams", None) or bindings.PaginatedRequestParams
+    return params_type(cursor=cursor)
+
+
 @asynccontextmanager
 async def _connect(target: ServerTarget, stderr_source: list[SubprocessStream]) -> AsyncIterator[Client]:
     from mcpgen_runtime import Client, open_subprocess_stream  # not at import: `mcpgen --help` stays fast
 
     info = {"name": "mcpgen-client-from-server", "version": __version__}
     if target.url is not None:
-        async with Client.connect_http(target.url, client_info=info) as client:
+        async with Client.connect_http(target.url, client_info=info, mode="auto") as client:
             yield client
         return
     assert target.command is not None
@@ -183,7 +190,7 @@ async def _connect(target: ServerTarget, stderr_source: list[SubprocessStream]) 
         target.command, os.environ.copy(), capture_stderr=True, max_frame_bytes=MAX_FRAME_BYTES
     ) as stream:
         stderr_source.append(stream)
-        async with Client.connect(stream, client_info=info) as client:
+        async with Client.connect(stream, client_info=info, mode="auto") as client:
             yield client
 
 

@@ -230,6 +230,7 @@ def run_http(
     workers: int | None = None,
     redis: str | None = None,
     scale_out: ScaleOutSettings | None = None,
+    redis_extra: str | None = None,
     **options: Unpack[HTTPServingOptions],
 ) -> None:
     """What ``Server.run_http`` does: configure logging, serve ``server`` over streamable HTTP until interrupted,
@@ -238,7 +239,8 @@ def run_http(
 
     ``workers`` / ``redis`` / ``scale_out``: see ``scale_out_settings``. With a Redis URL, sessions are shared
     through Redis (``scaleout``); with more than one worker, ``scaleout.supervisor`` forks them, all on ``port``.
-    Bad settings, a bad URL or an unreachable Redis: one ``error:`` line on stderr and ``SystemExit(2)``.
+    Bad settings, a bad URL, an unreachable Redis or redis-py not installed (the error names ``redis_extra``, what to
+    ``pip install``; default ``mcpgen-runtime[redis]``): one ``error:`` line on stderr and ``SystemExit(2)``.
     """
     check_http_options(options, "run_http")
     configure_logging(log_level)
@@ -248,6 +250,9 @@ def run_http(
         loop = loop_options(http_stack())
         settings = scale_out_settings(workers, redis, scale_out)
         if settings.shared:
+            from ...scaleout.settings import RUNTIME_REDIS_EXTRA, require_redis_client  # standard library only
+
+            require_redis_client(redis_extra or RUNTIME_REDIS_EXTRA)
             from ...scaleout.redis_client import check_redis  # only scaled-out servers need redis
 
             check_redis(settings)

@@ -1,7 +1,10 @@
-"""The Weather server as its clients see it: started as a real process and driven with the typed mcpgen
-client speaking MCP 2025-06-18, over stdio and over streamable HTTP.
+"""The Weather server as its clients see it, in both eras of MCP: 2026-07-28 (each request carries its version;
+no handshake, no session) and 2025-11-25 (the `initialize` handshake older clients use). Each test runs in both,
+over stdio (a real process), streamable HTTP (a real process), and in memory (the server object itself, no process).
 
-Run with `pytest`. Every wait is bounded, and nothing leaves this machine (HTTP binds 127.0.0.1).
+The calls by name (`client.call_tool`, `get_prompt`, `read_resource`, `tools()`, ...) work in either era; the typed
+stub and models are those of MCP 2026-07-28, the bindings this project was made with (`mcpgen new
+--protocol-version`). Run with `pytest`. Every wait is bounded, and nothing leaves this machine (HTTP binds 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_bindings import v2025_06_18 as mcp
-from mcp_bindings.v2025_06_18.client import ClientHandlers, ClientStub
+from mcp_bindings import v2026_07_28 as mcp
+from mcp_bindings.v2026_07_28.client import ClientHandlers, ClientStub
 from mcpgen_runtime import Client
 from mcpgen_runtime.client import ClientContext
 from mcpgen_runtime.testing import connect_in_memory
@@ -27,7 +30,9 @@ from weather.server import server
 
 pytestmark = pytest.mark.anyio
 
-PROTOCOL_VERSION = "2025-06-18"
+PROTOCOL_VERSION = "2026-07-28"  # the version of the bindings imported above
+VERSIONS = ["2026-07-28", "2025-11-25"]  # one per era: the tests that take `connect` run in each
+TRANSPORTS = ["stdio", "http", "memory"]
 SERVER_COMMAND = [sys.executable, "-m", "weather.server"]
 TIMEOUT = 30  # seconds: the bound of every wait below
 
@@ -76,29 +81,38 @@ def http_url() -> Iterator[str]:
             process.wait()
 
 
-@pytest.fixture(params=["stdio", "http"])
-def connect(request: pytest.FixtureRequest) -> Connect:
-    """Opens a client session: over stdio, each with its own server process; over HTTP, to the shared one."""
+@pytest.fixture(params=VERSIONS)
+def version(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(params=TRANSPORTS)
+def connect(request: pytest.FixtureRequest, version: str) -> Connect:
+    """Opens a client session speaking `version` over one of TRANSPORTS (stdio: a server process each; HTTP:
+    the shared one)."""
+    # `version` pins the era: 2026-07-28 needs no handshake, 2025-11-25 starts with `initialize`. Without it the
+    # client tries 2026-07-28 first and falls back to the handshake for a server that does not speak it.
+    # log_level asks a 2026-07-28 server for log messages (the handshake era has logging/setLevel instead).
+    options: dict[str, Any] = {"version": version, "request_timeout": TIMEOUT, "log_level": "info"}
     if request.param == "http":
         url = request.getfixturevalue("http_url")
-        return functools.partial(Client.connect_http, url, version=PROTOCOL_VERSION, request_timeout=TIMEOUT)
-    return functools.partial(Client.connect_stdio, SERVER_COMMAND, version=PROTOCOL_VERSION, request_timeout=TIMEOUT)
+        return functools.partial(Client.connect_http, url, **options)
+    if request.param == "stdio":
+        return functools.partial(Client.connect_stdio, SERVER_COMMAND, **options)
+    return functools.partial(connect_in_memory, server, **options)
 
 
-def text_of(result: mcp.CallToolResult) -> str:
-    """The text of a tool result's first content block."""
-    block = result.content[0]
-    assert isinstance(block, mcp.TextContent)
-    text: str = block.text
+def text_of(result: Any) -> str:
+    """The text of a tool result's or a resource's first block (the examples answer text), in either era's models:
+    an isinstance check against the 2026-07-28 bindings would refuse the other era's."""
+    blocks = result.content if hasattr(result, "content") else result.contents
+    text: str = blocks[0].text
     return text
 
 
-async def call(api: ClientStub, tool: str, **arguments: Any) -> mcp.CallToolResult:
-    return await api.call_tool(mcp.CallToolRequestParams(name=tool, arguments=arguments))
-
-
 class DesktopClient(ClientHandlers[ClientContext]):
-    """What a desktop client does for the server: keeps its log messages, and asks the user (who says yes)."""
+    """What a desktop client does for the server: keeps its log messages, and asks the user (who says yes).
+    Written against the 2026-07-28 bindings, it answers a server in either era."""
 
     def __init__(self) -> None:
         self.logs: list[str] = []
@@ -110,50 +124,52 @@ class DesktopClient(ClientHandlers[ClientContext]):
         return mcp.ElicitResult(action="accept", content={"confirm": True})
 
 
-async def test_in_memory_without_a_process() -> None:
+async def test_typed_calls_in_memory() -> None:
     # The server object itself, connected over memory streams: the whole protocol, its lifespan and middleware, no
-    # process to start. Quick to write and to debug; the tests below use the real transports.
+    # process to start. The typed stub of MCP 2026-07-28: its params and results are that version's models.
     with anyio.fail_after(TIMEOUT):
         async with connect_in_memory(server, version=PROTOCOL_VERSION) as client:
             api = client.stub(ClientStub)
-            assert text_of(await call(api, "get_forecast", city="Rome")).startswith("Day 1: ")
+            result = await api.call_tool(mcp.CallToolRequestParams(name="get_forecast", arguments={"city": "Rome"}))
+            assert isinstance(result.content[0], mcp.TextContent)
+            assert result.content[0].text.startswith("Day 1: ")
+            completed = await api.complete(
+                mcp.CompleteRequestParams(
+                    ref=mcp.PromptReference(name="plan_trip"),
+                    argument=mcp.CompleteRequestParamsArgument(name="city", value="li"),
+                )
+            )
+            assert completed.completion.values == ["Lisbon"]
 
 
 async def test_a_booking_lands_in_the_lifespan_state() -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect_in_memory(server, version=PROTOCOL_VERSION, handlers=DesktopClient()) as client:
-            api = client.stub(ClientStub)
-            assert text_of(await call(api, "book_trip", city="Oslo")) == "Booked a trip to Oslo."
+            assert text_of(await client.call_tool("book_trip", {"city": "Oslo"})) == "Booked a trip to Oslo."
             assert server.lifespan_state.cities == ["Oslo"]  # what the lifespan yields, shared by every handler
 
 
-async def test_lists_every_example(connect: Connect) -> None:
+async def test_lists_every_example(connect: Connect, version: str) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect() as client:
-            api = client.stub(ClientStub)
-            assert client.protocol_version == PROTOCOL_VERSION
-            assert sorted(tool.name for tool in await api.list_all_tools()) == [
-                "book_trip",
-                "count_down",
-                "get_forecast",
-            ]
-            assert [resource.uri for resource in await api.list_all_resources()] == ["weather://cities"]
-            templates = await api.list_all_resource_templates()
+            assert client.protocol_version == version
+            assert sorted(tool.name for tool in await client.tools()) == ["book_trip", "count_down", "get_forecast"]
+            assert [resource.uri for resource in await client.resources()] == ["weather://cities"]
+            templates = await client.resource_templates()
             assert [template.uri_template for template in templates] == ["weather://{city}/current"]
-            assert [prompt.name for prompt in await api.list_all_prompts()] == ["plan_trip"]
+            assert [prompt.name for prompt in await client.prompts()] == ["plan_trip"]
 
 
 async def test_get_forecast(connect: Connect) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect() as client:
-            api = client.stub(ClientStub)
-            result = await call(api, "get_forecast", city="Oslo", days=2)
+            result = await client.call_tool("get_forecast", {"city": "Oslo", "days": 2})
             assert not result.is_error
             lines = text_of(result).splitlines()
             assert [line.split(":")[0] for line in lines] == ["Day 1", "Day 2"]
             assert all(line.endswith(" in Oslo") for line in lines)
             # A tool's error is a result the model can read, not a protocol error.
-            result = await call(api, "get_forecast", city="Oslo", days=0)
+            result = await client.call_tool("get_forecast", {"city": "Oslo", "days": 0})
             assert result.is_error
             assert "between 1 and 7" in text_of(result)
 
@@ -161,29 +177,21 @@ async def test_get_forecast(connect: Connect) -> None:
 async def test_resources(connect: Connect) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect() as client:
-            api = client.stub(ClientStub)
-            cities = await api.read_resource(mcp.ReadResourceRequestParams(uri="weather://cities"))
-            assert isinstance(cities.contents[0], mcp.TextResourceContents)
-            assert "Oslo" in cities.contents[0].text.splitlines()
-            current = await api.read_resource(mcp.ReadResourceRequestParams(uri="weather://Oslo/current"))
-            assert isinstance(current.contents[0], mcp.TextResourceContents)
-            assert current.contents[0].text.endswith(" in Oslo")
+            assert "Oslo" in text_of(await client.read_resource("weather://cities")).splitlines()
+            assert text_of(await client.read_resource("weather://Oslo/current")).endswith(" in Oslo")
 
 
 async def test_prompt_and_its_completion(connect: Connect) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect() as client:
-            api = client.stub(ClientStub)
-            prompt = await api.get_prompt(
-                mcp.GetPromptRequestParams(name="plan_trip", arguments={"city": "Rome", "days": "2"})
-            )
-            content = prompt.messages[0].content
-            assert isinstance(content, mcp.TextContent)
-            assert "2-day trip to Rome" in content.text
-            completed = await api.complete(
-                mcp.CompleteRequestParams(
-                    ref=mcp.PromptReference(name="plan_trip"),
-                    argument=mcp.CompleteRequestParamsArgument(name="city", value="li"),
+            prompt = await client.get_prompt("plan_trip", {"city": "Rome", "days": "2"})
+            assert "2-day trip to Rome" in prompt.messages[0].content.text
+            # Completion has no call by name: the negotiated version's stub and models (client.api, client.bindings).
+            models = client.bindings
+            completed = await client.api.complete(
+                models.CompleteRequestParams(
+                    ref=models.PromptReference(name="plan_trip"),
+                    argument=models.CompleteRequestParamsArgument(name="city", value="li"),
                 )
             )
             assert completed.completion.values == ["Lisbon"]
@@ -198,8 +206,8 @@ async def test_count_down_reports_progress_and_logs(connect: Connect) -> None:
     desktop = DesktopClient()
     with anyio.fail_after(TIMEOUT):
         async with connect(handlers=desktop) as client:
-            api = client.stub(ClientStub, progress_callback=on_progress)
-            assert text_of(await call(api, "count_down", n=3)) == "Lift-off!"
+            result = await client.call_tool("count_down", {"n": 3}, progress_callback=on_progress)
+            assert text_of(result) == "Lift-off!"
             while len(desktop.logs) < 3:  # log messages are not tied to the request: they may trail its result
                 await anyio.sleep(0.01)
     assert progress == [1, 2, 3]
@@ -209,12 +217,10 @@ async def test_count_down_reports_progress_and_logs(connect: Connect) -> None:
 async def test_book_trip_asks_the_user(connect: Connect) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect(handlers=DesktopClient()) as client:
-            api = client.stub(ClientStub)
-            assert text_of(await call(api, "book_trip", city="Lisbon")) == "Booked a trip to Lisbon."
+            assert text_of(await client.call_tool("book_trip", {"city": "Lisbon"})) == "Booked a trip to Lisbon."
 
 
 async def test_book_trip_without_elicitation_books_nothing(connect: Connect) -> None:
     with anyio.fail_after(TIMEOUT):
         async with connect() as client:
-            api = client.stub(ClientStub)
-            assert "does not support elicitation" in text_of(await call(api, "book_trip", city="Lisbon"))
+            assert "does not support elicitation" in text_of(await client.call_tool("book_trip", {"city": "Lisbon"}))

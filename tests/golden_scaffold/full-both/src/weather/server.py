@@ -1,20 +1,21 @@
 """The Weather MCP server: the tools, resources and prompts it offers, and `main()`, which runs it.
 
-Run it as `weather` or `python -m weather.server`.
+Run it as `weather` or `python -m weather.server`. It serves MCP 2026-07-28 (each request carries
+its version) and the handshake era older clients use (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25),
+on the same transport.
 `weather --transport http` serves http://127.0.0.1:8000/mcp.
 The weather data is made up, so that the examples need no network: replace it with your own.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from mcpgen_runtime import Accepted, Context, Server
 from mcpgen_runtime.server import CapabilityError
-from mcpgen_runtime.server.hosting.options import LOG_LEVEL_NAMES
+from mcpgen_runtime.server.runner import serve_command_line
 from pydantic import BaseModel, Field
 
 
@@ -111,55 +112,16 @@ async def book_trip(city: str, ctx: Context[Bookings]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The `weather` command."""
-    parser = argparse.ArgumentParser(prog="weather", description="The Weather MCP server.")
-    parser.add_argument(
-        "--transport",
-        choices=["stdio", "http"],
-        default="stdio",
-        help="how clients connect (default: stdio)",
+    """The `weather` command (`weather --help` lists its flags): --transport http serves http://127.0.0.1:8000/mcp;
+    --workers N --redis URL runs N worker processes sharing sessions through Redis (`pip install 'weather[redis]'`)."""
+    serve_command_line(
+        server,
+        argv,
+        prog="weather",
+        description="The Weather MCP server.",
+        transports=["stdio", "http"],
+        redis_extra="weather[redis]",  # what the error for --redis without redis-py says to install
     )
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP: the port (default: 8000)")
-    parser.add_argument(
-        "--allowed-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="HTTP: also accept requests for this host name (repeatable); needed with --host 0.0.0.0",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help="HTTP: worker processes on the port; more than 1 needs --redis (default: MCPGEN_WORKERS, else 1)",
-    )
-    parser.add_argument(
-        "--redis",
-        metavar="URL",
-        help="HTTP: share sessions through this Redis, redis://host:port/db (default: MCPGEN_REDIS_URL)",
-    )
-    parser.add_argument(
-        "--log-level",
-        choices=LOG_LEVEL_NAMES,
-        default="info",
-        help="what the server logs, on stderr (default: info)",
-    )
-    args = parser.parse_args(argv)
-    if args.transport == "http":
-        server.run_http(
-            args.host,
-            args.port,
-            log_level=args.log_level,
-            # The Host check accepts local names, --host and each --allowed-host; a warning names the flag if needed.
-            allowed_hosts=args.allowed_host,
-            allowed_hosts_flag="--allowed-host",
-            # Several workers share sessions through Redis (MCPGEN_* variables set the rest); bad values exit 2.
-            workers=args.workers,
-            redis=args.redis,
-        )  # prints "mcpgen: serving MCP on http://HOST:PORT/mcp" on stderr
-    else:
-        server.run_stdio(log_level=args.log_level)  # stdout carries the protocol, logs go to stderr
 
 
 if __name__ == "__main__":

@@ -1,19 +1,20 @@
 """The Weather MCP server: the tools, resources and prompts it offers, and `main()`, which runs it.
 
-Run it as `weather` or `python -m weather.server`.
+Run it as `weather` or `python -m weather.server`. It serves MCP 2026-07-28 (each request carries
+its version) and the handshake era older clients use (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25),
+on the same transport.
 The weather data is made up, so that the examples need no network: replace it with your own.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from mcpgen_runtime import Accepted, Context, Server
 from mcpgen_runtime.server import CapabilityError
-from mcpgen_runtime.server.hosting.options import LOG_LEVEL_NAMES
+from mcpgen_runtime.server.runner import serve_command_line
 from pydantic import BaseModel, Field
 
 
@@ -110,22 +111,14 @@ async def book_trip(city: str, ctx: Context[Bookings]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The `weather` command."""
-    parser = argparse.ArgumentParser(prog="weather", description="The Weather MCP server.")
-    parser.add_argument(
-        "--transport",
-        choices=["stdio"],
-        default="stdio",
-        help="how clients connect (default: stdio)",
+    """The `weather` command (`weather --help` lists its flags)."""
+    serve_command_line(
+        server,
+        argv,
+        prog="weather",
+        description="The Weather MCP server.",
+        transports=["stdio"],
     )
-    parser.add_argument(
-        "--log-level",
-        choices=LOG_LEVEL_NAMES,
-        default="info",
-        help="what the server logs, on stderr (default: info)",
-    )
-    args = parser.parse_args(argv)
-    server.run_stdio(log_level=args.log_level)  # stdout carries the protocol, logs go to stderr
 
 
 if __name__ == "__main__":
