@@ -360,6 +360,18 @@ FUNCTIONAL_CHECKS: dict[str, str] = {
         assert type(retried.params.input_responses["r"]) is m.ListRootsResult
         assert type(retried.params.input_responses["e"]) is m.ElicitResult
     """,
+    "allof_union_part": """
+        jobs = adapter(m.JobResult)  # allOf [Result, anyOf [running, done]]: each arm has Result's fields too
+        running = jobs.validate_python({"resultType": "complete", "status": "running"})
+        assert type(running) is m.JobResultVariant1 and running.result_type == "complete"
+        done = jobs.validate_python({"resultType": "complete", "status": "done", "output": {"a": 1}})
+        assert type(done) is m.JobResultVariant2 and done.output == {"a": 1}
+        rejects(jobs.validate_python, {"status": "running"})  # Result's resultType is required in every arm
+        rejects(jobs.validate_python, {"resultType": "complete", "status": "done"})  # done needs its output
+        rejects(jobs.validate_python, {"resultType": "complete", "status": "lost"})
+        # propertyNames {type: string} restricts nothing: any object is an output
+        assert jobs.validate_python({"resultType": "c", "status": "done", "output": {}}).output == {}
+    """,
     "sender_filled_meta": """
         # The `_meta` a request's params require is the sender's: the constructor may leave it out; validation
         # (what a receiver does) still requires it. A result's required `_meta` and shapes that do not share the

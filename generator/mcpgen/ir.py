@@ -262,3 +262,20 @@ class ProtocolFacts:
     modern_only_methods: tuple[str, ...]
     meta_keys: tuple[NamedConstant, ...]
     error_codes: tuple[NamedConstant, ...]
+
+
+@dataclass(frozen=True)
+class ExtensionIR:
+    """An extension (spec/extensions/<name>/<revision>/schema.json): the definitions and methods it adds to the protocol
+    version it extends. Definitions the extension's schema copies from that version are not in `version`: they are
+    that version's models (`shared`, imported by name), so a task's inputRequests hold the same classes as an
+    InputRequiredResult's."""
+
+    name: str  # the subpackage: mcp_bindings.extensions.<name>
+    identifier: str  # the extension identifier, as in capabilities.extensions
+    revision: str  # the extension's own revision (its schema directory), e.g. draft
+    base_version: str
+    base_module: str
+    version: VersionIR  # its own definitions, methods and error codes
+    shared: tuple[str, ...]  # the base version's definitions the extension's own refer to, sorted
+    overlay_path: str

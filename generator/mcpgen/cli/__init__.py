@@ -24,6 +24,7 @@ import click
 
 from .. import __version__
 from ..errors import SpecError, SpecErrors
+from ..pipeline.extensions import extension_schemas
 from ..pipeline.formatting import FormatError
 from ..pipeline.generate import GenerationRequest, build_version, generate_files
 from ..pipeline.output import OutputError, diff_tree, write_tree
@@ -157,12 +158,20 @@ def versions(context: click.Context) -> None:
     try:
         manifest = read_manifest(spec_dir)
         names = list_versions(spec_dir)
+        extensions = extension_schemas(spec_dir)
     except SpecError as error:
         _fail(error)
     for version in names:
         entry = manifest[f"{version}/schema.json"]
         click.echo(f"{version:<12} {entry.sha256}  {entry.repository}@{entry.commit[:12]}")
-    click.echo(f"({len(names)} versions; manifest: {spec_dir / MANIFEST_NAME})")
+    for label, schema in extensions:
+        vendored = manifest.get(schema)
+        where = (
+            f"{vendored.sha256}  {vendored.repository}@{vendored.commit[:12]}" if vendored else "not in the manifest"
+        )
+        click.echo(f"extension {label}: spec/{schema} {where}")
+    counted = f"{len(extensions)} extension{'' if len(extensions) == 1 else 's'}"
+    click.echo(f"({len(names)} versions; {counted}; manifest: {spec_dir / MANIFEST_NAME})")
 
 
 # Commands that live in modules of their own.

@@ -14,9 +14,17 @@ from pathlib import Path
 from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError, SpecErrors
 from ..ir import VersionIR
 from .build import build_version_ir
+from .extensions import build_extension_ir, list_extensions
 from .formatting import ChunkFormatter
 from .ir_diff import CHANGES_PATH, render_changes_file
-from .render import make_environment, render_facts, render_package, render_version
+from .render import (
+    make_environment,
+    render_extension,
+    render_extensions_package,
+    render_facts,
+    render_package,
+    render_version,
+)
 from .spec_loader import MANIFEST_NAME, ProjectPaths, list_versions, verify_all
 from .version_facts import build_protocol_facts
 
@@ -106,6 +114,12 @@ def generate_files(request: GenerationRequest) -> dict[str, str]:
             facts = build_protocol_facts(spec_dir, [by_version[version] for version in all_versions])
             if facts is not None:
                 formatter.add(render_facts(environment, facts))
+            # An extension imports its base version's models: generated with every version, like the facts.
+            extensions = [build_extension_ir(spec_dir, name) for name in list_extensions(spec_dir)]
+            for extension in extensions:
+                formatter.add(render_extension(environment, extension))
+            if extensions:
+                formatter.add(render_extensions_package(environment, extensions, manifest_sha256))
         return formatter.finish()
     finally:
         formatter.close()

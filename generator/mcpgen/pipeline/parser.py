@@ -6,6 +6,9 @@ Handles every construct the MCP schemas use: draft-07 `definitions` and 2020-12 
 (with a sibling description), `anyOf`/`oneOf`, `allOf` (merged), string and integer `const`,
 `enum`, `additionalProperties` as true/{}/a schema, type arrays, formats, recursive aliases and
 inline objects, which get names from where they sit (CallToolRequest.params -> CallToolRequestParams).
+Schemas written by zod (the extensions'), also: `propertyNames: {"type": "string"}` (says nothing: every JSON key is
+a string), an `allOf` with one `anyOf` part (distributed: one arm per alternative, each merged with the other parts),
+and, when asked (`named_copies`), inline copies of a named definition (that definition, not a second class).
 
 Anything that would change validation but that we do not model (an unknown keyword or type, a
 dangling or external $ref, an alias cycle) is an error naming its JSON pointer: we never
@@ -15,6 +18,7 @@ silently generate a looser type than the schema.
 from __future__ import annotations
 
 import dataclasses
+import json
 import keyword
 from typing import Any
 
@@ -56,12 +60,19 @@ HANDLED_KEYWORDS = frozenset(
         "$id",
     }
 )
+# The one `propertyNames` schema accepted: it restricts nothing, since every key of a JSON object is a string.
+VACUOUS_PROPERTY_NAMES = {"type": "string"}
+# An inline schema with one of these keys that equals a named definition is that definition (see _named_copy).
+STRUCTURE_KEYWORDS = ("properties", "allOf", "anyOf", "oneOf")
 # The discriminator we prefer when several properties would do.
 PREFERRED_DISCRIMINATORS = ("method", "type")
 
 
 class SchemaParser:
-    def __init__(self, document: dict[str, Any], label: str) -> None:
+    def __init__(self, document: dict[str, Any], label: str, named_copies: bool = False) -> None:
+        """`named_copies`: read an inline schema equal to a named definition as that definition (for schemas that
+        write shared types out where they are used, as the extensions' zod-generated ones do). Off for the protocol
+        versions, whose look-alike inline objects (InitializedNotification.params) stay classes of their own."""
         self.label = label
         self.document = document
         has_defs, has_definitions = "$defs" in document, "definitions" in document
@@ -77,6 +88,14 @@ class SchemaParser:
         self.definition_names = frozenset(raw)
         self.taken_names: set[str] = set(raw)
         self.definitions: dict[str, Definition] = {}
+        # A generator that inlines shared types (zod) writes a named definition out again where it is used, marked
+        # only by the `$schema` every top-level definition carries: canonical JSON without it -> the definition.
+        self.named_shapes: dict[str, str] = {}
+        for name in (
+            sorted(raw, reverse=True) if named_copies else ()
+        ):  # the first name wins when two definitions are identical
+            if isinstance(raw[name], dict) and any(key in raw[name] for key in STRUCTURE_KEYWORDS):
+                self.named_shapes[_canonical(raw[name])] = name
 
     # -- entry point -------------------------------------------------------------------------
 
@@ -113,7 +132,10 @@ class SchemaParser:
         description = self._describe(node)
         if "$ref" in node:
             return Definition(name, "alias", pointer, description, type=self._ref(node, pointer))
-        if "allOf" in node:
+        distributed = self._distributed_all_of(node, pointer)
+        if distributed is not None:
+            node = distributed
+        elif "allOf" in node:
             return self._object_definition(
                 name, self._merge_all_of(node, pointer, frozenset({name})), pointer, inline=False
             )
@@ -175,6 +197,9 @@ class SchemaParser:
             if target is not None and target in via:
                 raise self._error(part_pointer, f"allOf cycle: {target} includes itself")
             part = self._follow_refs(part_node, part_pointer)
+            if "anyOf" in part or "oneOf" in part:
+                # Merging would drop the alternatives (a looser type); only a direct union part is distributed.
+                raise self._error(part_pointer, "an 'allOf' part that is a union is supported only written inline")
             if "allOf" in part:
                 part = self._merge_all_of(part, part_pointer, via | ({target} if target else set()))
             if part.get("type", "object") != "object":
@@ -186,6 +211,39 @@ class SchemaParser:
         if "description" in node:
             merged["description"] = node["description"]
         return merged
+
+    def _distributed_all_of(self, node: dict[str, Any], pointer: str) -> dict[str, Any] | None:
+        """`allOf: [A, anyOf: [X, Y]]` as `anyOf: [allOf: [A, X], allOf: [A, Y]]` (the same instances validate), or
+        None when no part of an allOf is a union written inline. Two union parts would multiply arms: refused."""
+        parts = node.get("allOf")
+        if not isinstance(parts, list):
+            return None
+        unions = [
+            index
+            for index, part in enumerate(parts)
+            if isinstance(part, dict) and ("anyOf" in part or "oneOf" in part) and "$ref" not in part
+        ]
+        if not unions:
+            return None
+        if len(unions) > 1:
+            raise self._error(pointer + "/allOf", "an 'allOf' with more than one union part is not supported")
+        index = unions[0]
+        union_part = self._schema_object(parts[index], f"{pointer}/allOf/{index}")
+        keyword = "anyOf" if "anyOf" in union_part else "oneOf"
+        arms = union_part[keyword]
+        if not isinstance(arms, list) or not arms:
+            raise self._error(f"{pointer}/allOf/{index}/{keyword}", f"'{keyword}' must be a non-empty array")
+        rewritten: dict[str, Any] = {keyword: [{"allOf": [*parts[:index], arm, *parts[index + 1 :]]} for arm in arms]}
+        if "description" in node:
+            rewritten["description"] = node["description"]
+        return rewritten
+
+    def _named_copy(self, node: dict[str, Any]) -> RefType | None:
+        """The named definition an inline schema copies (DetailedTask's arms are WorkingTask, ...), if any."""
+        if not any(key in node for key in STRUCTURE_KEYWORDS):
+            return None
+        name = self.named_shapes.get(_canonical(node))
+        return RefType(name) if name is not None else None
 
     def _follow_refs(self, node: dict[str, Any], pointer: str) -> dict[str, Any]:
         seen: set[str] = set()
@@ -206,6 +264,8 @@ class SchemaParser:
         if not isinstance(node, dict):
             raise self._error(pointer, f"a schema must be an object, not {type(node).__name__}")
         unknown = set(node) - ANNOTATION_KEYWORDS - HANDLED_KEYWORDS
+        if "propertyNames" in node and node["propertyNames"] == VACUOUS_PROPERTY_NAMES:
+            unknown.discard("propertyNames")
         if unknown:
             raise self._error(pointer, f"unsupported schema keyword(s): {', '.join(sorted(unknown))}")
         return node
@@ -251,6 +311,12 @@ class SchemaParser:
         """The type expression for `node`; inline objects become definitions named `context`."""
         if "$ref" in node:
             return self._ref(node, pointer)
+        named = self._named_copy(node)
+        if named is not None:
+            return named
+        distributed = self._distributed_all_of(node, pointer)
+        if distributed is not None:
+            return self._union(distributed, context, pointer)
         if "allOf" in node:
             return self._inline_object(self._merge_all_of(node, pointer), context, pointer)
         if "anyOf" in node or "oneOf" in node:
@@ -381,6 +447,19 @@ class SchemaParser:
             else:
                 return candidate
         return None
+
+
+def _canonical(node: Any) -> str:
+    """A schema as canonical JSON without the `$schema` keys (a top-level definition's copy lacks them)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: strip(item) for key, item in value.items() if key != "$schema"}
+        if isinstance(value, list):
+            return [strip(item) for item in value]
+        return value
+
+    return json.dumps(strip(node), sort_keys=True)
 
 
 def _python_names(wire_names: list[str]) -> dict[str, str]:

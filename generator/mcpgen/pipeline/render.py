@@ -21,7 +21,7 @@ import jinja2.bccache
 
 from .. import __version__
 from ..errors import TOO_DEEP_FOR_MCPGEN, SpecError
-from ..ir import ProtocolFacts, VersionIR
+from ..ir import ExtensionIR, ProtocolFacts, VersionIR
 from ..naming import escape_unprintable
 from .formatting import CHUNK_MARKER, default_cache_dir
 from .spec_loader import module_name_for
@@ -162,6 +162,7 @@ def _render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str,
     context: dict[str, Any] = {
         "header": header,
         "header_text": header_text(ir.schema_path, ir.schema_sha256),
+        "external_imports": (),
         "version": ir.version,
         "version_literal": python_string(ir.version),
         "module": ir.module,
@@ -220,6 +221,57 @@ def _render_version(environment: jinja2.Environment, ir: VersionIR) -> dict[str,
         prefix + "interfaces.py": render_template(environment, "interfaces.py.j2", context),
         prefix + "INTERFACES.md": render_template(environment, "INTERFACES.md.j2", context),
     }
+
+
+EXTENSIONS_PACKAGE = "mcp_bindings/extensions/"
+
+
+def render_extension(environment: jinja2.Environment, extension: ExtensionIR) -> dict[str, str]:
+    """mcp_bindings/extensions/<name>/: models.py (its own definitions; the base version's copies imported from that
+    version's models), methods.py and __init__.py, with the version templates where they fit."""
+    ir = extension.version
+    view = ModelsView(ir)
+    context: dict[str, Any] = {
+        "header": _header(ir.schema_path, ir.schema_sha256),
+        "version": f"extension {ir.version}",
+        "base": BASE,
+        "names": view.names,
+        "imports": view.imports(),
+        "external_imports": ((f"mcp_bindings.{extension.base_module}.models", extension.shared),),
+        "exported": view.exported_names(),
+        "methods_exported": view.methods_exports(),
+        "aliases": view.aliases(),
+        "classes": view.classes(),
+        # A request's RESULT is a class; GetTaskResult is a union of one class per status (parse it with a TypeAdapter).
+        "result_pairs": tuple(pair for pair in view.result_assignments() if view.definitions[pair[1]].kind == "object"),
+        "methods": view.methods(),
+        "method_sets": view.method_sets(),
+        "error_codes": ir.error_codes,
+        "extension": extension,
+        "identifier_literal": python_string(extension.identifier),
+        "revision_literal": python_string(extension.revision),
+        "base_version_literal": python_string(extension.base_version),
+    }
+    prefix = f"{EXTENSIONS_PACKAGE}{extension.name}/"
+    return {
+        prefix + "__init__.py": render_template(environment, "extension_init.py.j2", context),
+        prefix + "models.py": render_template(environment, "models.py.j2", context),
+        prefix + "methods.py": render_template(environment, "methods.py.j2", context),
+    }
+
+
+def render_extensions_package(
+    environment: jinja2.Environment, extensions: list[ExtensionIR], manifest_sha256: str
+) -> dict[str, str]:
+    """mcp_bindings/extensions/__init__.py: which extension identifier is which subpackage."""
+    context = {
+        "header": _header("spec/manifest.json", manifest_sha256),
+        "extensions": [
+            (python_string(e.identifier), python_string(f"mcp_bindings.extensions.{e.name}"), e.name)
+            for e in sorted(extensions, key=lambda e: e.identifier)
+        ],
+    }
+    return {EXTENSIONS_PACKAGE + "__init__.py": render_template(environment, "extensions_init.py.j2", context)}
 
 
 def render_package(environment: jinja2.Environment, all_versions: list[str], manifest_sha256: str) -> dict[str, str]:

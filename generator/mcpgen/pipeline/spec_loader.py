@@ -22,6 +22,9 @@ from .patches import apply_patch_file
 MANIFEST_NAME = "manifest.json"
 SCHEMA_NAME = "schema.json"
 PATCHES_DIR = "patches"
+# Extensions (spec/extensions/<name>/<revision>/schema.json) are not protocol versions: they add methods to one, so
+# list_versions leaves them out and pipeline/extensions.py loads them (see docs/extensions.md).
+EXTENSIONS_DIR = "extensions"
 
 
 def module_name_for(version: str) -> str:
@@ -114,7 +117,11 @@ def read_manifest(spec_dir: Path) -> dict[str, ManifestEntry]:
 def list_versions(spec_dir: Path) -> list[str]:
     """Every version the manifest vendors a schema.json for, oldest first, draft last."""
     manifest = read_manifest(spec_dir)
-    versions = {name.split("/")[0] for name in manifest if name.endswith("/" + SCHEMA_NAME)}
+    versions = {
+        name.split("/")[0]
+        for name in manifest
+        if name.endswith("/" + SCHEMA_NAME) and not name.startswith(EXTENSIONS_DIR + "/")
+    }
     for version in sorted(versions):
         module = module_name_for(version)
         if not module.isidentifier() or keyword.iskeyword(module):
@@ -149,19 +156,24 @@ def verify_all(spec_dir: Path) -> None:
 def load_version(spec_dir: Path, version: str) -> LoadedSpec:
     manifest = read_manifest(spec_dir)
     relative = f"{version}/{SCHEMA_NAME}"
-    label = f"spec/{relative}"
     if relative not in manifest:
         known = ", ".join(list_versions(spec_dir))
-        raise SpecError(label, "", f"unknown version {version!r}; vendored versions: {known}")
-    entry = manifest[relative]
+        raise SpecError(f"spec/{relative}", "", f"unknown version {version!r}; vendored versions: {known}")
+    return load_schema(spec_dir, manifest[relative], version, version)
+
+
+def load_schema(spec_dir: Path, entry: ManifestEntry, version: str, patches: str) -> LoadedSpec:
+    """One vendored schema, verified, with the patches of spec/patches/<patches>/ applied in name order
+    (a protocol version's are under its version, an extension's under extensions/<name>/<revision>)."""
+    label = f"spec/{entry.path}"
     verify_file(spec_dir, entry)
-    document = read_spec_json(spec_dir / relative, label)
+    document = read_spec_json(spec_dir / entry.path, label)
     if not isinstance(document, dict):
         raise SpecError(label, "", f"the schema root must be an object, not {type(document).__name__}")
     applied = []
-    patch_dir = spec_dir / PATCHES_DIR / version
+    patch_dir = spec_dir / PATCHES_DIR / patches
     for patch_path in sorted(patch_dir.glob("*.json")) if patch_dir.is_dir() else []:
-        patch_label = f"spec/{PATCHES_DIR}/{version}/{patch_path.name}"
+        patch_label = f"spec/{PATCHES_DIR}/{patches}/{patch_path.name}"
         document = apply_patch_file(document, patch_path, patch_label)
         applied.append(patch_label)
     return LoadedSpec(version, label, entry.sha256, document, tuple(applied))
