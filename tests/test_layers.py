@@ -51,6 +51,7 @@ RUNTIME_LAYERS: Mapping[str, int] = {
     "versions": 0,  # the version facts (generated mcp_bindings.protocol_facts), read by transports and up
     "transports": 1,
     "protocol": 1,
+    "task_store": 1,  # what a task is and where it is kept (in memory; scaleout's Redis store implements it)
     "scaleout": 2,
     "server": 3,
     "client": 3,
@@ -63,11 +64,12 @@ RUNTIME_LAYERS: Mapping[str, int] = {
 SERVER_LAYERS: Mapping[str, int] = {
     "server.auth": 0,
     "server.authoring": 1,
-    "server.dispatch": 2,
-    "server.hosting": 3,
-    "server.server": 4,
-    "server.runner": 5,
-    "server": 6,
+    "server.tasks": 2,  # long-running tool calls: the engine and the tasks/* methods of both eras
+    "server.dispatch": 3,
+    "server.hosting": 4,
+    "server.server": 5,
+    "server.runner": 6,
+    "server": 7,
 }
 # Inside transports/: the three wires never import each other; what they share lies directly in transports/
 # (below them), and transports/http/__init__ is above its two sides.

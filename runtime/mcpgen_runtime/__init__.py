@@ -14,7 +14,8 @@ import cycle exists, counting ``TYPE_CHECKING`` and function-level imports):
   2025-11-25; modern: per-request ``_meta``, 2026-07-28), and the facts of each, read from the generated bindings;
   the only runtime module that names a protocol version.
 - ``transports`` (``MessageStream`` implementations: ``stdio/``, ``http/server/`` and ``http/client/``) and
-  ``protocol`` (what the typed server and client share: result validation against the negotiated version's models).
+  ``protocol`` (what the typed server and client share: result validation against the negotiated version's models)
+  and ``task_store`` (what a task is, ``TaskStore`` and the in-memory store; no wire, no MCP version).
 - ``scaleout``: Redis implementations of the HTTP server's storage components (sessions, events, stream tails,
   notification fan-out) and the worker supervisor; plugged into the transport, subclassing nothing of it.
 - ``server`` (``Server``, the authoring API, ``Context`` for handlers, both eras' dispatch, hosting) and ``client``

@@ -19,6 +19,7 @@ import anyio
 from pydantic import Field
 
 from mcpgen_runtime import Context, Server
+from mcpgen_runtime.server import ProtocolError, ToolError
 
 # A 1x1 red PNG and a minimal WAV: the suite only checks type, mimeType and that data is present.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -412,6 +413,65 @@ async def subscribe(uri: str) -> None:
 @server.on_unsubscribe
 async def unsubscribe(uri: str) -> None:
     subscriptions.discard(uri)
+
+
+# -- tasks (the 2026-07-28 extension io.modelcontextprotocol/tasks: the tasks-* scenarios' fixtures) ----------------
+# "Task-supporting" tools are task="optional" (a task when the request declares the extension, a plain call
+# otherwise), except those the suite calls without the extension expecting -32021 (failing_job) or describes as
+# taskSupport=required (test_tool_with_task).
+
+
+@server.tool(description="Sync-only: greets by name")
+async def greet(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional", description="Sleeps `seconds` seconds, then answers (cancellable while it sleeps)")
+async def slow_compute(seconds: float, label: str = "", *, context: Context) -> str:
+    await context.task_status(f"computing {label}".strip())
+    await anyio.sleep(seconds)
+    return f"computed {label} in {seconds}s"
+
+
+@server.tool(task="required", description="Fails with a tool error (isError) after about a second")
+async def failing_job() -> str:
+    await anyio.sleep(1)
+    raise ToolError("the job failed")
+
+
+@server.tool(task="optional", description="Fails with a JSON-RPC error: the task ends failed")
+async def protocol_error_job() -> str:
+    raise ProtocolError(-32603, "Internal error: the job crashed")
+
+
+@server.tool(task="optional", description="Asks to confirm the deletion (elicitation), then answers")
+async def confirm_delete(filename: str, context: Context) -> str:
+    schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+    answer = await context.elicit(f"Delete {filename}?", schema)
+    confirmed = answer.action == "accept" and bool((answer.content or {}).get("confirm"))
+    return f"{filename} {'deleted' if confirmed else 'kept'}"
+
+
+@server.tool(task="optional", description="Asks two questions at once (two elicitations pending together)")
+async def multi_input(context: Context) -> str:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}}}
+    first, second = await context.gather(context.elicit("First name?", schema), context.elicit("Second?", schema))
+    names = [str((answer.content or {}).get("name")) for answer in (first, second)]
+    return " and ".join(names)
+
+
+@server.tool(
+    task="required",
+    deferred_task=True,
+    description="Asks the user's name by multi round-trip (key user_name), then runs as a task",
+)
+async def test_tool_with_task(context: Context) -> str:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    answer = await context.elicit("What is your name?", schema, input_key="user_name")
+    name = (answer.content or {}).get("name", "stranger")
+    await context.start_task(f"greeting {name}")
+    await anyio.sleep(0.1)
+    return f"Hello, {name}!"
 
 
 # -- prompts and completion ----------------------------------------------------------------------------------------

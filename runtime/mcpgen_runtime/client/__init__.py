@@ -18,6 +18,9 @@
   server's requests (legacy), input requests (modern) and notifications.
 - ``input_required``: multi round-trip requests (modern): answering ``InputRequiredResult`` rounds, within a limit.
 - ``subscriptions``: ``subscriptions/listen`` (modern): ``Subscriptions`` opens them, ``Subscription`` is one.
+- ``tasks``: tool calls run as tasks in either era (the 2026-07-28 extension ``io.modelcontextprotocol/tasks``,
+  2025-11-25 core tasks): ``Tasks`` starts and follows them, ``TaskHandle`` is one (``status``, ``result``,
+  ``cancel``); ``task_info``: ``TaskInfo``, a task's state read from either era's wire shape.
 - ``tool_headers``: ``x-mcp-header`` (modern, HTTP): the rules, and ``ToolHeaders``, what the listed tools ask to be
   mirrored into ``Mcp-Param-*`` headers.
 - ``modern``: what the modern era needs without a connection: the modes, the ``_meta`` stamp (``ModernState``),
@@ -53,6 +56,7 @@ from .errors import (
     InvalidResultError,
     MalformedResponseError,
     PaginationError,
+    TaskCancelledError,
     UnsupportedVersionError,
     VersionMismatchError,
 )
@@ -62,6 +66,14 @@ from .modern import DEFAULT_DISCOVER_TIMEOUT
 from .settings import DEFAULT_MAX_PAGES, DEFAULT_REQUEST_TIMEOUT
 from .subscriptions import DEFAULT_MAX_PENDING, Subscription, SubscriptionLostError
 from .targets import HTTP, ConnectTarget, InProcess, InProcessServer, Stdio
+from .task_info import TASKS_EXTENSION, TaskInfo
+from .tasks import (
+    DEFAULT_MAX_POLL_INTERVAL,
+    DEFAULT_MIN_POLL_INTERVAL,
+    DEFAULT_POLL_INTERVAL,
+    TaskHandle,
+    TaskPolling,
+)
 
 _UNIONS = (
     "AnyCallToolResult",
@@ -95,6 +107,9 @@ __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
     "DEFAULT_MAX_PAGES",
     "DEFAULT_MAX_PENDING",
+    "DEFAULT_MAX_POLL_INTERVAL",
+    "DEFAULT_MIN_POLL_INTERVAL",
+    "DEFAULT_POLL_INTERVAL",
     "DEFAULT_REQUEST_TIMEOUT",
     "HTTP",
     "LATEST_LEGACY_VERSION",
@@ -102,6 +117,7 @@ __all__ = [
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "SUPPORTED_VERSIONS",
+    "TASKS_EXTENSION",
     "AnyCallToolResult",
     "AnyClientHandlers",
     "AnyClientStub",
@@ -125,6 +141,10 @@ __all__ = [
     "Stdio",
     "Subscription",
     "SubscriptionLostError",
+    "TaskCancelledError",
+    "TaskHandle",
+    "TaskInfo",
+    "TaskPolling",
     "UnsupportedVersionError",
     "VersionMismatchError",
 ]

@@ -55,6 +55,8 @@ from .settings import (
 )
 from .subscriptions import DEFAULT_MAX_PENDING, Subscription, Subscriptions
 from .targets import HTTP, ConnectTarget, Stdio, open_target
+from .task_info import TASK_RESULT_TYPE
+from .tasks import TaskHandle, Tasks
 from .tool_headers import ToolHeaders
 
 __all__ = ["Client", "ClientContext"]
@@ -122,6 +124,7 @@ class ClientOptions(TypedDict, total=False):
     log_level: str | None
     max_input_rounds: int
     discover_timeout: float
+    tasks: bool
 
 
 class ConnectOptions(ClientOptions, total=False):
@@ -150,7 +153,9 @@ class Client:
     1000) bounds the list walks; ``max_input_rounds`` (default 10) the rounds of a multi round-trip request;
     ``log_level`` asks a modern server for ``notifications/message`` at that level or above (the legacy era has
     ``logging/setLevel`` instead); ``discover_timeout`` (default 10 s) is how long the auto mode waits for
-    ``server/discover`` before taking the server for a legacy one.
+    ``server/discover`` before taking the server for a legacy one. ``tasks`` (default False) declares the
+    2026-07-28 tasks extension on every request, so that ``call_tool`` follows a task the server chooses to make,
+    and in 2025-11-25 runs a tool that requires a task as one (``start_tool_task`` works either way; see ``tasks``).
     """
 
     # The options, read and written through to the settings the parts share (a change applies to the next call).
@@ -173,6 +178,7 @@ class Client:
         log_level: str | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+        tasks: bool = False,
     ) -> None:
         """Prefer ``connect``; this only holds the configuration. ``capabilities`` is merged over the advertised
         ones (which come from the ``handlers`` methods actually overridden)."""
@@ -185,6 +191,7 @@ class Client:
             log_level=log_level,
             max_input_rounds=max_input_rounds,
             discover_timeout=discover_timeout,
+            tasks=tasks,
         )
         self._dispatch = HandlerDispatch(handlers, lambda method, request: ClientContext(self, method, request))
         self._connection = Connection(self.settings, self._dispatch)
@@ -200,6 +207,7 @@ class Client:
         )
         self._requests = RequestPath(self._connection, self.settings, self._dispatch, self._lists)
         self._subscriptions = Subscriptions(self._connection, self._requests.call)
+        self._tasks = Tasks(self._connection, self.settings, self._requests, self._dispatch)
         self._api: AnyClientStub | None = None
 
     # -- connecting ------------------------------------------------------------------------------------------------
@@ -421,11 +429,49 @@ class Client:
         timeout: float | None = None,
         progress_callback: ProgressCallback | None = None,
     ) -> AnyCallToolResult:
-        """``tools/call``: the negotiated version's ``CallToolResult`` (input rounds handled, as for ``request``;
-        no task is asked for, so a server answering with one raises ``InvalidResultError``)."""
+        """``tools/call``: the negotiated version's ``CallToolResult`` (input rounds handled, as for ``request``).
+        Without ``Client(tasks=True)`` no task is asked for, and a server answering with one raises
+        ``InvalidResultError``; with it, a task the server makes (2026-07-28) or the tool requires (2025-11-25) is
+        followed to its result within ``timeout`` in all (``tasks``)."""
         params: dict[str, Any] = {"name": name, **({"arguments": dict(arguments)} if arguments is not None else {})}
-        result = await self._requests.invoke("tools/call", params, timeout, progress_callback)
+        tasks = self._tasks
+        deadline = tasks.deadline(timeout)  # a task's whole wait, its tools/call included
+        handle: TaskHandle | None = None
+        if tasks.modern:
+            raw = await self._requests.gated_call("tools/call", params, timeout, progress_callback)
+            if raw.get("resultType") == TASK_RESULT_TYPE:
+                # Followed when this client declared the extension; the server's error when it did not.
+                handle = tasks.handle_for_call(raw, declared=tasks.declares_extension())
+            else:
+                result = self._requests.parse("tools/call", raw)
+        elif self.settings.tasks and tasks.runs_as_task(await self._lists.tool(name)):
+            handle = await tasks.start_tool(name, arguments, ttl_ms=None, timeout=timeout, progress=progress_callback)
+        else:
+            result = await self._requests.invoke("tools/call", params, timeout, progress_callback)
+        if handle is not None:
+            return await handle.result(timeout=tasks.until(deadline))
         return cast("AnyCallToolResult", self._complete("tools/call", "CallToolResult", result))
+
+    async def start_tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl_ms: int | None = None,
+        timeout: float | None = None,
+        progress_callback: ProgressCallback | None = None,
+    ) -> TaskHandle:
+        """``tools/call`` as a task, in either era: the ``TaskHandle`` to follow it (``status()``, ``result()``,
+        ``cancel()``). In 2026-07-28 the server decides (the request declares the tasks extension; ``ttl_ms`` is
+        not sent, the server sets it) and may answer at once: the handle is then completed, with ``task_id``
+        None. In 2025-11-25 the request asks for a task with ``ttl_ms`` (``CapabilityError`` when the server did
+        not declare ``tasks.requests.tools.call``). ``timeout`` bounds this request only."""
+        return await self._tasks.start_tool(name, arguments, ttl_ms=ttl_ms, timeout=timeout, progress=progress_callback)
+
+    async def task(self, task_id: str, *, timeout: float | None = None) -> TaskHandle:
+        """The handle of a task started earlier (the text: clients SHOULD keep task ids to resume after a restart),
+        with its current status (``tasks/get``)."""
+        return await self._tasks.handle(task_id, timeout=timeout)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
@@ -465,9 +511,11 @@ class Client:
         resource_uris: Sequence[str] = (),
         ack_timeout: float | None = 30.0,
         max_pending: int = DEFAULT_MAX_PENDING,
+        task_ids: Sequence[str] = (),
     ) -> AbstractAsyncContextManager[Subscription]:
         """Open a ``subscriptions/listen`` stream (modern era) for the list changes and resource updates asked for,
-        and yield it once the server acknowledged it (within ``ack_timeout`` seconds); see ``subscriptions``."""
+        and the status of the tasks ``task_ids`` (``notifications/tasks``, each a ``TaskInfo``), and yield it once
+        the server acknowledged it (within ``ack_timeout`` seconds); see ``subscriptions``."""
         return self._subscriptions.listen(
             tools=tools,
             prompts=prompts,
@@ -475,6 +523,7 @@ class Client:
             resource_uris=resource_uris,
             ack_timeout=ack_timeout,
             max_pending=max_pending,
+            task_ids=task_ids,
         )
 
     # -- the cached lists ------------------------------------------------------------------------------------------

@@ -26,10 +26,12 @@ from ..transports.http.client.auth import unauthorized_challenge
 from ..transports.undeliverable import undeliverable_reason
 from ..versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS
 from .auth.errors import AuthorizationError
+from .capabilities import merge_capabilities
 from .errors import ClientError, InvalidResultError, MalformedResponseError, UnsupportedVersionError
 from .handlers import HandlerDispatch
 from .modern import MODERN_VERSIONS, ModernState, complete_result, modern_capabilities, probe_era
 from .settings import ClientSettings
+from .task_info import TASKS_EXTENSION_CAPABILITIES
 from .versions import MODERN, VERSIONS, VersionSpec
 
 if TYPE_CHECKING:
@@ -152,6 +154,8 @@ class Connection:
     def _modern_state(self, version: str) -> ModernState:
         legacy = self._dispatch.capabilities(self._dispatch.own_routes(), {})
         capabilities = modern_capabilities(legacy, self._settings.capabilities)
+        if self._settings.tasks:
+            merge_capabilities(capabilities, TASKS_EXTENSION_CAPABILITIES)
         return ModernState(version, self._settings.client_info, capabilities, self._settings.log_level)
 
     async def _discover_at(self, version: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The errors the typed client raises itself (a JSON-RPC error the server sends stays ``JSONRPCError``).
 
 Where it sits: in the ``client`` layer, below every other client module. ``ClientError`` is the base of all of them,
-``InputRequiredError`` (``input_required``), ``SubscriptionLostError`` (``subscriptions``) and
+``InputRequiredError`` (``input_required``), ``SubscriptionLostError`` (``subscriptions``), ``TaskCancelledError`` and
 ``client.auth.AuthorizationError`` included.
 """
 
@@ -15,6 +15,7 @@ __all__ = [
     "InvalidResultError",
     "MalformedResponseError",
     "PaginationError",
+    "TaskCancelledError",
     "UnsupportedVersionError",
     "VersionMismatchError",
 ]
@@ -72,3 +73,14 @@ class PaginationError(ClientError):
         super().__init__(message)
         self.pages = pages
         self.cursor = cursor
+
+
+class TaskCancelledError(ClientError):
+    """The task whose result was asked for ended ``cancelled`` (by ``TaskHandle.cancel``, another client or the
+    server): there is no result. A failed task raises its JSON-RPC error instead, as the call itself would have."""
+
+    def __init__(self, task_id: str, status_message: str | None) -> None:
+        detail = f": {status_message}" if status_message else ""
+        super().__init__(f"task {task_id!r} was cancelled{detail}")
+        self.task_id = task_id
+        self.status_message = status_message

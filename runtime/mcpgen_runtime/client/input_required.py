@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_MAX_INPUT_ROUNDS",
     "INPUT_REQUIRED",
     "InputRequiredError",
+    "answer_input_requests",
     "call_with_rounds",
     "resolve_input_required",
 ]
@@ -110,7 +111,7 @@ async def resolve_input_required(
             if not isinstance(requests, dict):
                 raise InputRequiredError(method, "inputRequests is not an object", rounds)
             pause = _STATE_ONLY_FIRST_PAUSE
-            responses: dict[str, Any] | None = await _answer_all(method, requests, answer, rounds)
+            responses: dict[str, Any] | None = await answer_input_requests(method, requests, answer, rounds)
         elif state is None:
             raise InputRequiredError(
                 method, "an InputRequiredResult with neither inputRequests nor requestState", rounds
@@ -123,7 +124,12 @@ async def resolve_input_required(
     return current
 
 
-async def _answer_all(method: str, requests: dict[str, Any], answer: AnswerInput, rounds: int) -> dict[str, Any]:
+async def answer_input_requests(
+    method: str, requests: dict[str, Any], answer: AnswerInput, rounds: int
+) -> dict[str, Any]:
+    """Every input request of ``requests`` (key -> ``{method, params}``) answered concurrently: key -> result
+    (also what a task's ``input_required`` status asks, answered through ``tasks/update``); the first failure is
+    raised as itself."""
     responses: dict[str, Any] = {}
     for key, request in requests.items():
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):

@@ -78,6 +78,10 @@ class ServerLists:
     async def tools(self) -> list[AnyTool]:
         return cast("list[AnyTool]", await self._caches["tools"].get())
 
+    async def tool(self, name: str) -> AnyTool | None:
+        """The listed tool called ``name`` (the cached list), or None."""
+        return next((tool for tool in await self.tools() if tool.name == name), None)
+
     async def prompts(self) -> list[AnyPrompt]:
         return cast("list[AnyPrompt]", await self._caches["prompts"].get())
 

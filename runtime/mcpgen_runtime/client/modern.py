@@ -23,6 +23,7 @@ Modes, as the official SDK's ``Client(mode=...)``:
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -106,13 +107,17 @@ class ModernState:
     discover: dict[str, Any] | None = None  # the server/discover result (None in a pinned mode)
     server_info: dict[str, Any] | None = None  # the latest `_meta` serverInfo of any result
 
-    def stamp(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    def stamp(self, params: Mapping[str, Any] | None, declare: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``params`` with the request ``_meta`` every modern request carries (a ``logLevel`` the caller put in
-        ``_meta`` wins over the client's default; the version, capabilities and identity are the client's)."""
+        ``_meta`` wins over the client's default; the version, capabilities and identity are the client's).
+        ``declare``: capabilities this one request declares on top of the client's (capabilities are per request
+        in 2026-07-28, so a task request can declare the tasks extension without every other request doing so)."""
         stamped = dict(params or {})
         meta = dict(stamped.get("_meta") or {})
         meta[PROTOCOL_VERSION_META] = self.version
-        meta[CLIENT_CAPABILITIES_META] = self.capabilities
+        meta[CLIENT_CAPABILITIES_META] = (
+            self.capabilities if not declare else merge_capabilities(copy.deepcopy(self.capabilities), declare)
+        )
         meta[CLIENT_INFO_META] = self.client_info
         if self.log_level is not None:
             meta.setdefault(LOG_LEVEL_META, self.log_level)

@@ -106,6 +106,26 @@ class RequestPath:
     ) -> Any:
         """Gate, send (with the input rounds of a modern request) and parse one request as the negotiated version's
         model."""
+        return self.parse(method, await self.gated_call(method, params, timeout, progress))
+
+    def parse(self, method: str, raw: dict[str, Any]) -> Any:
+        """A raw result as the negotiated version's model of ``method``'s result."""
+        spec = self._connection.negotiated()
+        try:
+            return spec.package.parse_result(method, raw)
+        except ValidationError as exc:
+            raise InvalidResultError(f"invalid {method} result for MCP {spec.version}: {exc}") from exc
+
+    async def gated_call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+        declare: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """``call`` after gating by the server's capabilities, with the client's ``request_timeout`` when
+        ``timeout`` is None: the raw result (``declare``: see ``call``)."""
         connection = self._connection
         spec = connection.negotiated()
         route = spec.server_routes.get(method)
@@ -118,25 +138,26 @@ class RequestPath:
             raise CapabilityError(method, capability)
         timeout = timeout if timeout is not None else self._settings.request_timeout
         if connection.modern is None:  # the legacy era: sent as it is (what `call` does, one call less)
-            raw = await connection.send(method, params, timeout, progress)
-        else:
-            raw = await self.call(method, params, timeout, progress)
-        try:
-            return spec.package.parse_result(method, raw)
-        except ValidationError as exc:
-            raise InvalidResultError(f"invalid {method} result for MCP {spec.version}: {exc}") from exc
+            return await connection.send(method, params, timeout, progress)
+        return await self.call(method, params, timeout, progress, declare)
 
     async def call(
-        self, method: str, params: dict[str, Any] | None, timeout: float | None, progress: ProgressCallback | None
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+        declare: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The raw result of one request: as sent in the legacy era; in the modern one stamped with ``_meta``,
-        completed (``resultType``, cache hints) and driven through its input rounds."""
+        completed (``resultType``, cache hints) and driven through its input rounds. ``declare``: capabilities
+        this request declares on top of the client's (modern era; the tasks extension for a task request)."""
         state = self._connection.modern
         if state is None:
             return await self._connection.send(method, params, timeout, progress)
 
         async def send(again: dict[str, Any] | None) -> dict[str, Any]:
-            return await self._send_modern(state, method, again, timeout, progress)
+            return await self._send_modern(state, method, again, timeout, progress, declare)
 
         async def answer(input_method: str, input_params: Mapping[str, Any]) -> dict[str, Any]:
             return await self._dispatch.answer_input(input_method, input_params, self._connection.negotiated().package)
@@ -154,19 +175,20 @@ class RequestPath:
         params: dict[str, Any] | None,
         timeout: float | None,
         progress: ProgressCallback | None,
+        declare: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
         connection = self._connection
         if method == "tools/call" and connection.http and isinstance(params, dict):
             await self._tools.learn_tool_headers(params.get("name"))
         try:
-            raw = await connection.send(method, state.stamp(params), timeout, progress)
+            raw = await connection.send(method, state.stamp(params, declare), timeout, progress)
         except JSONRPCError as exc:
             if exc.code != HEADER_MISMATCH or method != "tools/call" or not connection.http:
                 raise
             # The tool's x-mcp-header annotations may have changed: list the tools again and retry once (the spec's
             # SHOULD for a HeaderMismatch answer).
             await self._tools.relist_tools()
-            raw = await connection.send(method, state.stamp(params), timeout, progress)
+            raw = await connection.send(method, state.stamp(params, declare), timeout, progress)
         result = complete_result(method, raw)
         state.observe(result)
         return result

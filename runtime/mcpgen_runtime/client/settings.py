@@ -55,6 +55,7 @@ class ClientSettings:
     log_level: str | None = None
     max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT
+    tasks: bool = False  # declare the 2026-07-28 tasks extension on every modern request (see tasks)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -7,9 +7,10 @@ Where it sits: in the ``client`` layer; ``Subscriptions`` is the part of ``Clien
 request through the request path) and that the client's notification handler feeds (``Subscriptions.route``).
 Spec: basic/patterns/subscriptions.mdx.
 
-- Iterate with ``async for notification in subscription`` (or ``await subscription.next()``). The loop ends when the
-  server ends the subscription gracefully (its result to the listen request); a listen request that fails raises
-  its error from the iteration.
+- Iterate with ``async for notification in subscription`` (or ``await subscription.next()``); a
+  ``notifications/tasks`` of the tasks extension (``Client.listen(task_ids=...)``) comes out as a ``TaskInfo``.
+  The loop ends when the server ends the subscription gracefully (its result to the listen request); a listen
+  request that fails raises its error from the iteration.
 - ``acknowledged`` is the filter the server agreed to honour (it may be narrower than the one asked for).
 - At most ``max_pending`` (``DEFAULT_MAX_PENDING``, 1024) notifications wait to be read; past that the subscription
   is given up with ``SubscriptionLostError`` rather than let memory grow.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
 
@@ -32,7 +33,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..jsonrpc.context import ProgressCallback
 from ..jsonrpc.envelopes import ErrorCode, JSONParams, JSONRPCError, RequestId
 from .connection import Connection
-from .errors import ClientError
+from .errors import ClientError, InvalidResultError
+from .task_info import TASK_STATUS_NOTIFICATION, TASKS_EXTENSION_CAPABILITIES, modern_task_info
 
 __all__ = ["DEFAULT_MAX_PENDING", "Subscription", "SubscriptionLostError", "Subscriptions", "open_subscription"]
 
@@ -41,8 +43,12 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_PENDING: Final = 1024
 SUBSCRIPTION_ID_META: Final = "io.modelcontextprotocol/subscriptionId"
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-# (method, params, timeout, progress) -> the raw result: the request path's `call`, which stamps a modern request.
-Call = Callable[[str, dict[str, Any] | None, float | None, ProgressCallback | None], Awaitable[dict[str, Any]]]
+# (method, params, timeout, progress, capabilities to declare) -> the raw result: the request path's `call`, which
+# stamps a modern request.
+Call = Callable[
+    [str, dict[str, Any] | None, float | None, ProgressCallback | None, Mapping[str, Any] | None],
+    Awaitable[dict[str, Any]],
+]
 
 
 class SubscriptionLostError(ClientError):
@@ -76,9 +82,13 @@ class Subscription:
             self._ack.set()
             return
         try:
-            message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
-            typed = self._package.parse_server_notification(message)
-        except ValueError as exc:
+            if method == TASK_STATUS_NOTIFICATION:
+                # The tasks extension's notification is not in the core bindings: it comes out as a TaskInfo.
+                typed: Any = modern_task_info(params, method)
+            else:
+                message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+                typed = self._package.parse_server_notification(message)
+        except (ValueError, InvalidResultError) as exc:
             logger.warning("dropping a subscription notification that does not validate: %s", exc)
             return
         try:
@@ -136,9 +146,11 @@ class Subscriptions:
         resource_uris: Sequence[str],
         ack_timeout: float | None,
         max_pending: int,
+        task_ids: Sequence[str] = (),
     ) -> AbstractAsyncContextManager[Subscription]:
         """Open a ``subscriptions/listen`` stream (modern era) for the list changes and resource updates asked for
-        (see ``Client.listen``)."""
+        (see ``Client.listen``); ``task_ids`` asks for ``notifications/tasks`` and declares the tasks extension on
+        the listen request (a server refuses task notifications to a client that does not)."""
         spec = self._connection.negotiated()
         if self._connection.modern is None:
             raise ClientError(f"subscriptions/listen needs MCP 2026-07-28; this connection speaks {spec.version}")
@@ -152,9 +164,12 @@ class Subscriptions:
                 wanted[key] = True
         if resource_uris:
             wanted["resourceSubscriptions"] = list(resource_uris)
+        if task_ids:
+            wanted["taskIds"] = list(task_ids)
+        declare = TASKS_EXTENSION_CAPABILITIES if task_ids else None
 
         async def call() -> None:
-            await self._call("subscriptions/listen", {"notifications": wanted}, math.inf, None)
+            await self._call("subscriptions/listen", {"notifications": wanted}, math.inf, None, declare)
 
         # The subscription id is the listen request's JSON-RPC id: the one the session gives its next request (read
         # here, and the request is sent with no await in between, so no other request can take it first).

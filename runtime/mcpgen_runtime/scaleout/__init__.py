@@ -10,14 +10,16 @@ implementations of the transport's storage interfaces (``transports.http.server.
 SSE event store and stream tails, on Redis streams), ``shared_session`` (``RedisSessionStore``, the legacy-era
 session records, and ``SharedSession``, what a worker's copy of a session shares), ``session_fanout`` (server-wide
 notifications to every worker's legacy-era sessions), ``directory`` (``SharedDirectory``: restoring sessions, GET
-streams from Redis, DELETE everywhere); then ``worker`` (``ScaleOut`` / ``ScaleOutWorker``: a plain
-``StreamableHTTPApp`` with that storage plugged in, the worker's heartbeat and channels; nothing here subclasses the
-transport), ``broadcast`` (2026-07-28 change notifications to every worker's listen streams) and ``supervisor``
-(forking the workers of one host onto one port).
+streams from Redis, DELETE everywhere), ``task_store`` (``RedisTaskStore``, the ``task_store.TaskStore`` every
+worker shares: tasks started, polled, updated and cancelled through any worker); then ``worker`` (``ScaleOut`` /
+``ScaleOutWorker``: a plain ``StreamableHTTPApp`` with that storage plugged in, the worker's heartbeat and channels;
+nothing here subclasses the transport), ``broadcast`` (2026-07-28 change notifications to every worker's listen
+streams) and ``supervisor`` (forking the workers of one host onto one port).
 
-May import: ``jsonrpc``, ``transports`` and ``protocol``, the standard library, anyio and redis-py (the runtime's
-``redis`` extra, imported nowhere else); never ``server`` or ``client``: the server layer builds a worker from these
-pieces (``Server.serve_http(scale_out=...)``, ``Server.run_http(workers=, redis=)``, ``server.runner``).
+May import: ``jsonrpc``, ``transports``, ``protocol`` and ``task_store``, the standard library, anyio and redis-py
+(the runtime's ``redis`` extra, imported nowhere else); never ``server`` or ``client``: the server layer builds a
+worker from these pieces (``Server.serve_http(scale_out=...)``, ``Server.run_http(workers=, redis=)``,
+``server.runner``).
 """
 
 from .settings import ScaleOutSettings

@@ -11,6 +11,9 @@ Each worker has a token of its own (``worker``), one Redis pool for commands and
 subscriber on its channel: a client's answer to a request another worker sent reaches that worker through its
 pub/sub channel, and a cancellation of a request another worker handles reaches it through everyone's.
 
+Tasks: ``task_store_like`` gives the server a ``task_store.RedisTaskStore`` on this worker's pool (the server layer
+swaps it in for its in-memory default when it starts the worker), with its change listener in the app's task group.
+
 The shared requestState key (when ``settings.request_state_key`` is not set): a worker never serves with a key its
 peers do not share. Starting, it takes the key in Redis (``KeyLayout.request_state_key``); when that key is missing
 (Redis restarted empty, FLUSHALL) or damaged (not a string, or shorter than ``MIN_SHARED_KEY_BYTES`` = 32 bytes), it
@@ -38,6 +41,7 @@ import redis.asyncio
 from anyio.abc import TaskGroup
 from typing_extensions import Unpack
 
+from ..task_store import TaskStore
 from ..transports.http.server.app import ConnectionHandler, HTTPAppOptions, StreamableHTTPApp
 from ..transports.http.server.storage import HTTPStorage
 from .directory import SharedDirectory
@@ -48,6 +52,7 @@ from .session_fanout import RedisSessionFanout
 from .settings import ScaleOutSettings
 from .shared_session import ALL_WORKERS, SESSION_ENDED, STATE_CHANGED, RedisSessionStore
 from .supervisor import notify_ready
+from .task_store import RedisTaskStore
 
 __all__ = [
     "HEARTBEAT_INTERVAL",
@@ -158,6 +163,7 @@ class ScaleOutWorker:
         self.storage = HTTPStorage(events=self.events, tails=self.events, directory=self.directory)
         self.request_state_keys: KeyRing | None = None  # the shared key, once taken (see the module docstring)
         self._app: StreamableHTTPApp | None = None
+        self._task_store: RedisTaskStore | None = None
 
     def app(self, handler: ConnectionHandler, /, **options: Unpack[HTTPAppOptions]) -> StreamableHTTPApp:
         """This worker's app: ``StreamableHTTPApp`` with ``options``, and this worker's storage, lifespan and hooks.
@@ -253,6 +259,19 @@ class ScaleOutWorker:
             logger.info("worker %s: put the shared requestState key back in Redis", self.worker)
         if ring.use(key):
             logger.info("worker %s: signs requestState with the key now shared in Redis", self.worker)
+
+    def task_store_like(self, store: TaskStore) -> RedisTaskStore:
+        """The task store every worker shares (``task_store.RedisTaskStore``), with the bounds of ``store`` (the
+        server's own, usually the in-memory default: ``max_tasks_per_principal``, ``max_result_bytes``,
+        ``default_ttl_ms``, ``max_ttl_ms``, each read when it has it) and this worker's command pool. Made once; its
+        change listener (waking this worker's waiters when another worker changes a task) runs in the app's task
+        group, so call it once the app runs (an ``on_started`` hook)."""
+        if self._task_store is None:
+            bounds = ("max_tasks_per_principal", "max_result_bytes", "default_ttl_ms", "max_ttl_ms")
+            given = {name: getattr(store, name) for name in bounds if isinstance(getattr(store, name, None), int)}
+            self._task_store = RedisTaskStore(self.redis, self.keys, deadline=self.settings.redis_timeout, **given)
+            self.task_group.start_soon(self._task_store.listen_for_changes)
+        return self._task_store
 
     def session_fanout(self, declared: Callable[[str], bool]) -> RedisSessionFanout:
         """Server-wide notifications to the legacy-era sessions of every worker (for ``broadcast``);

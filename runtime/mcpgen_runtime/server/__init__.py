@@ -4,6 +4,8 @@ Subpackages and modules, in dependency order (each may import the ones before it
 - ``auth/``: bearer-token protection of the HTTP endpoint (``BearerAuth``, JWT and introspection verifiers).
 - ``authoring/``: what an author writes against: ``Registry`` and its decorators, the definitions built from
   functions, ``Context``, middleware, lifespan, caching hints and the errors a function raises.
+- ``tasks/``: long-running tool calls: the task engine (runs a tool in the background against a ``TaskStore``) and
+  the tasks/* methods of either era.
 - ``dispatch/``: how one request is handled in either era: the legacy ``ServerConnection`` (one ``Session`` per
   stream), the modern one-call ``serve_modern``, the shared pipeline (middleware -> handler table -> answer), input
   rounds, subscriptions.

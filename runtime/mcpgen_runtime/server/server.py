@@ -7,7 +7,9 @@ server is imported only when it is used, so that a stdio server does not import 
 
 It also holds what surrounds the handlers: the lifespan (``lifespan``: shared state, started once per run; a run
 is ``serve_stdio``, ``serve_http``, ``serve_stream`` alone, or an explicit ``async with server.running()`` that
-those then join) and the middleware (``middleware``) each connection runs around its requests.
+those then join) and the middleware (``middleware``) each connection runs around its requests. A run also runs the
+task engine (``tasks.engine.TaskEngine``, ``Server.task_engine``) in which the calls of task tools
+(``@server.tool(task=...)``) run in the background, their state in ``task_store`` (``Server(task_store=...)``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import anyio
 
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
+from ..task_store import InMemoryTaskStore, TaskStore
 from ..transports.stdio.ndjson import DEFAULT_MAX_FRAME_BYTES, stdio_server_stream
 from .authoring.caching import CacheHint
 from .authoring.lifespan import Lifespan, LifespanRunner, StateT
@@ -33,6 +36,7 @@ from .dispatch.request_state import DEFAULT_MAX_REQUEST_STATE_BYTES, DEFAULT_REQ
 from .dispatch.subscriptions import Audience, NotificationRelay
 from .hosting import options as run_options
 from .hosting.options import DEFAULT_LOG_LEVEL, check_http_options
+from .tasks.engine import DEFAULT_MAX_RUNNING_TASKS, TaskEngine
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -65,6 +69,8 @@ class Server(Registry, Generic[StateT]):
         request_state_key: bytes | str | None = None,
         request_state_ttl: float = DEFAULT_REQUEST_STATE_TTL,
         max_request_state_bytes: int = DEFAULT_MAX_REQUEST_STATE_BYTES,
+        task_store: TaskStore | None = None,
+        max_running_tasks: int = DEFAULT_MAX_RUNNING_TASKS,
     ) -> None:
         """``logging``: declare the logging capability (``Context.log`` sends nothing without it).
         ``cache_hints``: method -> ``CacheHint`` (``ttl_ms``, ``scope``) for the results of ``server/discover``,
@@ -79,6 +85,9 @@ class Server(Registry, Generic[StateT]):
         ``lifespan``: ``lifespan(server)`` returns an async context manager (``@asynccontextmanager``), entered once
         per run of the server before any client is served and exited when the run ends, however it ends; what it
         yields is ``Context.lifespan_state``. If it raises on entry, the server does not start (``LifespanError``).
+        ``task_store``: where the tasks of tools registered ``task="optional"/"required"`` are kept (default: an
+        ``InMemoryTaskStore``, this process's memory; a scaled-out server uses Redis's). ``max_running_tasks``
+        (default 32): task bodies running at once; later ones wait, working, for a slot (``server.tasks.engine``).
         """
         super().__init__(
             name, version, title=title, instructions=instructions, logging=logging, cache_hints=cache_hints
@@ -92,6 +101,8 @@ class Server(Registry, Generic[StateT]):
         # Set by scaleout.broadcast: change notifications raised here reach the other workers' listen streams.
         self.relay: NotificationRelay | None = None
         self.middleware_stack: list[Middleware] = []  # wrapped around every request, the first outermost
+        # Tasks run in the engine's task group, which lives as long as the run (``running``).
+        self.task_engine = TaskEngine(task_store or InMemoryTaskStore(), max_running=max_running_tasks)
         enter = functools.partial(lifespan, self) if lifespan is not None else None
         self._lifespan: LifespanRunner[StateT] = LifespanRunner(name, enter)
         self._modern: ModernServing | None = None  # see _modern_serving
@@ -103,7 +114,11 @@ class Server(Registry, Generic[StateT]):
         """One run of the server: enters the lifespan (or joins the run that has it) and yields its state. The
         ``serve_*`` methods do this themselves; use it to share one lifespan between runs they would otherwise each
         start (several ``serve_stream`` calls, an HTTP app mounted in another ASGI app's lifespan, tests)."""
-        async with self._lifespan.run() as state:
+        # The task engine around the lifespan, entered by the run that owns the lifespan (the first) and joined by
+        # the others: its task group is left in the task that entered it, after the last joined run ended. (Not
+        # inside the lifespan's enter: that is exited under cancel scopes of its own, which a task group may not
+        # straddle.) Tasks still running then are cancelled and marked failed.
+        async with self.task_engine.running(), self._lifespan.run() as state:
             yield state
 
     @property
@@ -173,6 +188,7 @@ class Server(Registry, Generic[StateT]):
                 middleware=self.middleware_stack,
                 lifespan_state=state,
                 request_states=self.request_states,
+                task_engine=self.task_engine,
             )
             self.connections.add(connection)
             try:
@@ -337,11 +353,17 @@ class Server(Registry, Generic[StateT]):
 
 async def start_scaled_worker(server: Server[Any], app: ScaleOutWorker, settings: ScaleOutSettings) -> None:
     """What a worker of a scaled-out server (``app``: a running ``scaleout.worker.ScaleOutWorker``) does
-    before its first request: take the requestState key every worker shares (``settings``', else the one given to
-    ``Server``, else a random one kept in Redis), and relay
+    before its first request: share the task store through Redis, take the requestState key every worker shares
+    (``settings``', else the one given to ``Server``, else a random one kept in Redis), and relay
     change notifications to the other workers' listen streams and legacy sessions (``scaleout.broadcast``)."""
     from ..scaleout.broadcast import serve_broadcast
 
+    # Tasks: every worker shares one store, so that any worker answers tasks/get, tasks/update and tasks/cancel, and
+    # the leases name the worker running each task (a store the user gave is kept).
+    engine = server.task_engine
+    if isinstance(engine.store, InMemoryTaskStore):
+        engine.store = app.task_store_like(engine.store)
+    engine.worker_id = app.worker
     codec = server.request_states
     if settings.request_state_key is not None or not server.request_state_key_given:
         key = await app.shared_request_state_key()

@@ -10,6 +10,8 @@
   ``result`` nor ``error``), the error frame that fails such a call (``undeliverable_frame``, with a marker a server
   cannot forge) and how the client recognises it (``undeliverable_reason``).
 - ``frame_head``: ``scan_head``, the top-level ``id`` and kind of a frame read before any damage in it.
+- ``routing_headers``: the header names of a 2026-07-28 HTTP request (``Mcp-Method``, ``Mcp-Name``,
+  ``MCP-Protocol-Version``) and which params member ``Mcp-Name`` mirrors: what both HTTP sides agree on.
 
 The two eras (the spec's names): legacy (2024-11-05 .. 2025-11-25: ``initialize``, sessions) and modern
 (2026-07-28 and later: no handshake, ``_meta`` on every request). stdio carries both unchanged; over HTTP each era

@@ -248,10 +248,42 @@ class Context(Generic[StateT]):
         request = self.http_request
         return request.headers if request is not None else None
 
+    # -- tasks ----------------------------------------------------------------------------------------------------
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as (``@server.tool(task=...)``), None when it is not running as one."""
+        run = getattr(self._connection, "task_run", None)  # set by the dispatch on a call that runs as a task
+        record = getattr(run, "record", None)
+        task_id: str | None = getattr(record, "task_id", None)
+        return task_id
+
+    async def task_status(self, message: str | None) -> None:
+        """Set the task's ``statusMessage`` (what tasks/get shows while it works); nothing when the call is not
+        running as a task, so the same function serves a plain call."""
+        run = getattr(self._connection, "task_run", None)
+        if run is not None:
+            await run.set_status(message)
+
+    async def start_task(self, status_message: str | None = None) -> None:
+        """For a tool registered ``deferred_task=True``: create the task now and answer the request with its
+        handle; the function goes on in the background. What it asked before was multi round-trip input of the
+        request. Nothing when the call does not run as a task (the function then simply goes on)."""
+        run = getattr(self._connection, "task_run", None)
+        if run is not None:
+            await run.start(status_message)
+
     # -- progress and logging -------------------------------------------------------------------------------------
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Send ``notifications/progress`` if the client asked for progress on this request (else nothing)."""
+        """Send ``notifications/progress`` if the client asked for progress on this request (else nothing). In a
+        task, where the 2026-07-28 extension has no progress notifications, ``message`` becomes the task's status
+        message (the legacy era's dispatch may relay progress too)."""
+        run = getattr(self._connection, "task_run", None)
+        if run is not None and getattr(run, "record", None) is not None and not getattr(run, "relays_progress", False):
+            if message is not None:
+                await run.set_status(message)
+            return
         if message is not None and self._connection.protocol_version not in PROGRESS_MESSAGE_VERSIONS:
             message = None  # 2024-11-05 progress notifications have no message
         await self._request.report_progress(progress, total, message)
@@ -387,7 +419,9 @@ class Context(Generic[StateT]):
         context.list_roots())`` returns their answers in order. In the legacy era the requests run concurrently;
         in the modern era they go out together, as the input requests of one ``InputRequiredResult`` (one round),
         where awaiting them one by one would take a round each."""
-        if is_modern(self.protocol_version):
+        # In a task the questions wait for their answers (tasks/update), so they are asked concurrently, as in the
+        # legacy era: all of them are outstanding at once.
+        if is_modern(self.protocol_version) and self.task_id is None:
             answers: list[Any] = []
             missing: dict[str, dict[str, Any]] = {}
             for call in calls:

@@ -34,7 +34,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack
 from urllib.parse import unquote
 
 import anyio.to_thread
@@ -59,12 +59,14 @@ from .signatures import (
 )
 
 __all__ = [
+    "TASK_SUPPORT",
     "AnyFunction",
     "CompletionDef",
     "FullToolResult",
     "PromptDef",
     "ResourceDef",
     "ResourceTemplateDef",
+    "TaskSupport",
     "ToolDef",
     "call_function",
     "content_blocks",
@@ -74,6 +76,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 Namespace = Mapping[str, Any] | None  # the scope a decorator ran in (see signatures.inspect_function)
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT: tuple[str, ...] = ("forbidden", "optional", "required")
 
 
 def description_of(fn: AnyFunction, given: str | None = None) -> str | None:
@@ -159,6 +163,11 @@ class ToolDef:
     input_json_schema: dict[str, Any] = field(default_factory=dict, repr=False)  # the published inputSchema
     output_json_schema: dict[str, Any] | None = field(default=None, repr=False)  # outputSchema: structured output
     returns_full_result: bool = field(default=False, repr=False)  # annotated -> CallToolResult: a dict is one too
+    # Whether a call may run as a task (the spec's words, 2025-11-25 ``execution.taskSupport``): "forbidden" (never),
+    # "optional" (when the client asks or declares tasks), "required" (always; -32021 / -32601 for a client without).
+    task_support: TaskSupport = "forbidden"
+    # A task created only when the function calls ``Context.start_task()``: what it asks before runs in the request.
+    deferred_task: bool = False
 
     @classmethod
     def build(
@@ -243,6 +252,8 @@ class ToolDef:
             tool["annotations"] = self.annotations
         if self.output_json_schema is not None:
             tool["outputSchema"] = self.output_json_schema
+        if self.task_support != "forbidden":  # absent means forbidden: the listings of plain tools stay as they were
+            tool["execution"] = {"taskSupport": self.task_support}
         return tool
 
     def __post_init__(self) -> None:

@@ -22,12 +22,14 @@ from typing import Any, Final, TypeVar, overload
 
 from .caching import CacheHint, hints_with_defaults
 from .definitions import (
+    TASK_SUPPORT,
     AnyFunction,
     CompletionDef,
     PromptDef,
     ResourceDef,
     ResourceInfo,
     ResourceTemplateDef,
+    TaskSupport,
     ToolDef,
     description_of,
 )
@@ -38,6 +40,7 @@ F = TypeVar("F", bound=AnyFunction)
 K = TypeVar("K")
 D = TypeVar("D")
 
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"  # the 2026-07-28 tasks extension's identifier
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 """What a tool name may be (MCP 2025-11-25, server/tools "Tool names"): 1 to 128 of A-Z, a-z, 0-9, _, - and ."""
 
@@ -111,6 +114,8 @@ class Registry:
         output_schema: Mapping[str, Any] | None = None,
         replace: bool = False,
         scopes: Collection[str] | None = None,
+        task: TaskSupport = "forbidden",
+        deferred_task: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -125,6 +130,8 @@ class Registry:
         output_schema: Mapping[str, Any] | None = None,
         replace: bool = False,
         scopes: Collection[str] | None = None,
+        task: TaskSupport = "forbidden",
+        deferred_task: bool = False,
     ) -> F | Callable[[F], F]:
         """Register a tool (``@server.tool`` or ``@server.tool(...)``): name from the function (it must follow the
         spec's tool-name rules: 1-128 of ``A-Za-z0-9_.-``), description from its docstring, ``inputSchema`` from its
@@ -137,6 +144,13 @@ class Registry:
         a tool of the same name instead of raising ``ValueError``. ``scopes``: OAuth scopes a call of it needs on a
         server protected by ``server.auth.BearerAuth`` (a token without them is answered 403 ``insufficient_scope``);
         ignored by an unprotected server.
+
+        ``task``: whether a call may run as a task (the spec's ``execution.taskSupport``): "forbidden" (default),
+        "optional" or "required". The same function serves both eras: in a task, ``Context.task_status(...)`` sets
+        the task's status message, ``elicit`` / ``sample`` put the task in ``input_required`` until the client
+        answers, and ``tasks/cancel`` cancels the function (anyio cancellation). ``deferred_task``: the function runs
+        in the request (asking for input by multi round-trip in 2026-07-28) until it calls
+        ``await context.start_task()``, where the task is created and the rest runs in the background.
 
         A tool that returns a generated ``CallToolResult``, or is annotated ``-> CallToolResult`` and returns a dict,
         answers with that whole result, validated against the negotiated version (see ``authoring``); one that
@@ -155,6 +169,11 @@ class Registry:
                 output_schema=output_schema,
                 localns=localns,
             )
+            if task not in TASK_SUPPORT:
+                raise ValueError(f"task={task!r} ({_label(tool)}): use one of {', '.join(map(repr, TASK_SUPPORT))}")
+            if deferred_task and task == "forbidden":
+                raise ValueError(f"deferred_task=True ({_label(tool)}) needs task='optional' or task='required'")
+            tool.task_support, tool.deferred_task = task, deferred_task
             if not isinstance(tool.name, str) or not TOOL_NAME.fullmatch(tool.name):
                 raise ValueError(
                     f"tool name {tool.name!r} ({_label(tool)}): MCP tool names are 1 to 128 characters of A-Z, a-z, "
@@ -293,7 +312,13 @@ class Registry:
             self.name,
             self.version,
             self.title,
+            self.serves_tasks(),
         )
+
+    def serves_tasks(self) -> bool:
+        """Whether a tool may run as a task: then the tasks capability (2025-11-25) and extension (2026-07-28) are
+        declared."""
+        return any(tool.task_support != "forbidden" for tool in self.tools.values())
 
     def capabilities(self) -> dict[str, Any]:
         """The capabilities derived from what is registered (version-neutral; fitted per version on initialize).
@@ -310,4 +335,9 @@ class Registry:
             capabilities["logging"] = {}
         if self.completions:
             capabilities["completions"] = {}
+        if self.serves_tasks():
+            # Each version keeps its own (the fitting drops the other): the 2025-11-25 core's ``tasks`` capability,
+            # the 2026-07-28 extension under ``extensions`` (its text: an empty object declares it).
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+            capabilities["extensions"] = {TASKS_EXTENSION: {}}
         return capabilities

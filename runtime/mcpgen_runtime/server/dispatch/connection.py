@@ -15,15 +15,19 @@ The two eras (MCP 2026-07-28 basic/versioning), on any connection:
   to ``modern.serve_modern``, in the session's task of that request: no ``initialize`` needed, nothing kept; its
   listen requests are this connection's ``listeners``; a version this server does not know is -32022;
 - everything else is the legacy era: versions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25;
-  ``initialize`` gets the client's version if supported, else the newest; methods of other versions (``tasks/*``)
-  answer -32601; before ``initialize``, known methods answer -32600 (``ping`` is always answered, outside the
-  middleware); after the ``initialize`` answer, requests are served even before ``notifications/initialized`` (over
-  stdio that notification and the next request race inside the session, which handles them on different tasks);
+  ``initialize`` gets the client's version if supported, else the newest; methods of other versions (and
+  ``tasks/*`` without the ``tasks`` capability) answer -32601; before ``initialize``, known methods answer -32600
+  (``ping`` is always answered, outside the middleware); after the ``initialize`` answer, requests are served even
+  before ``notifications/initialized`` (over stdio that notification and the next request race inside the session,
+  which handles them on different tasks);
 - JSON-RPC batches only once 2025-03-26 has been negotiated (the session accepts them; ``_BatchGate`` refuses
   them on any other version, and before negotiation, since ``initialize`` may not be batched);
 - change notifications (``notify``) go to the legacy client and to the ``subscriptions/listen`` requests open on
   the connection (``subscriptions``);
-- list results are not paginated (cursors are ignored).
+- list results are not paginated (cursors are ignored), except ``tasks/list``;
+- 2025-11-25 tasks (``server.tasks.legacy``), when the server has a task engine and a tool that may run as a task:
+  the ``tasks`` capability, task-augmented ``tools/call``, ``tasks/get|result|list|cancel`` and
+  ``notifications/tasks/status`` (sent from watchers in the connection's own task group, which ends with it).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from types import ModuleType
 from typing import Any, Final, cast
 
 import anyio
+from anyio.abc import TaskGroup
 from pydantic import BaseModel, ValidationError
 
 from ...jsonrpc.context import PING, RequestContext
@@ -50,12 +55,22 @@ from ...jsonrpc.envelopes import (
 from ...jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ...jsonrpc.session import Session, SessionClosedError
 from ...jsonrpc.streams import Dispatcher, FrameSink, MessageStream, stream_extras
-from ...protocol.results import field_errors
+from ...protocol.results import ValidResult, field_errors
+from ...task_store import TaskRecord
 from ...transports.http.server import session as http_session
+from ...transports.http.server.auth import AUTH_OWNER_KEY
 from ...versions import BATCH_VERSIONS, LATEST_LEGACY_VERSION, LEGACY_VERSIONS
 from ..authoring.context import Context, InvalidClientResultError
 from ..authoring.middleware import IncomingRequest, Middleware
 from ..authoring.registry import Registry
+from ..tasks.engine import TaskEngine, TaskRun
+from ..tasks.legacy import (
+    LegacyTasks,
+    new_connection_id,
+    related_meta,
+    session_principal,
+    wire_task,
+)
 from .generated import bindings_for, declared, handlers_class, not_initialized, served_methods, stub_for
 from .handlers import Handlers, fit
 from .modern import ModernServing, recognize, serve_modern
@@ -147,6 +162,46 @@ class _BatchGate:
         await self._inner.aclose()
 
 
+class TaskConnectionView:
+    """The connection view of a tool running as a 2025-11-25 task: the connection's, except that its questions go
+    to the task's ``inputRequests`` (the client is asked during ``tasks/result``, see ``server.tasks.legacy``), its
+    log messages carry the related-task ``_meta``, and its HTTP request is the one that started the task."""
+
+    def __init__(self, connection: ServerConnection, run: TaskRun, http_scope: Mapping[str, Any] | None) -> None:
+        self.connection, self.run, self.http_scope = connection, run, http_scope
+        self.task_run = run  # what Context looks for (task_id, task_status)
+        self.relays_progress = True  # 2025-11-25: the call's progress token stays valid for the task's life
+        self.protocol_version = connection.protocol_version
+        self.bindings = connection.bindings
+        self.client_capabilities = connection.client_capabilities
+        self.client_info = connection.client_info
+        self.lifespan_state = connection.lifespan_state
+
+    async def send_log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        params = log_message(level, data, logger_name, self.connection.log_level)
+        if params is not None and self.run.task_id is not None:
+            params["_meta"] = related_meta(self.run.task_id)  # the text: every message of a task carries it
+            await self.connection.notify("logging", "notifications/message", params)
+
+    async def request_client(
+        self, method: str, params: dict[str, Any], *, timeout: float | None = None, input_key: str | None = None
+    ) -> Any:
+        """Ask the client through the task (status ``input_required``), bounded by ``timeout`` when given, else by
+        the task's life; the answer as the negotiated version's model (a bad one is the client's error)."""
+        with anyio.fail_after(timeout):
+            raw = await self.run.ask(method, params, input_key)
+
+        def invalid(model: str, exc: ValidationError) -> Exception:
+            return InvalidClientResultError(
+                f"the client's answer to {method}", self.bindings.RESULT_TYPES[method], field_errors(exc)
+            )
+
+        return client_answer(self.bindings, method, raw, invalid)
+
+    async def read_resource(self, uri: str, context: Context[Any]) -> Any:
+        return await self.connection.read_resource(uri, context)
+
+
 class ServerConnection:
     """One client: its lifecycle state, negotiated version and capabilities, log level and subscriptions (the
     legacy era); the modern requests it carries are served on their own (``modern.serve_modern``)."""
@@ -161,11 +216,13 @@ class ServerConnection:
         middleware: Sequence[Middleware] = (),
         lifespan_state: Any = None,
         request_states: RequestStateCodec | None = None,
+        task_engine: TaskEngine | None = None,
     ) -> None:
         """``max_requests_in_flight`` / ``max_batch_size``: the session's limits (see ``jsonrpc.session.Session``).
         ``middleware``: wrapped around every request (see ``middleware``); ``lifespan_state``: what the server's
         lifespan yielded, for ``Context.lifespan_state``; ``request_states``: seals and verifies the modern era's
-        ``requestState`` (``Server`` passes its own; default: a codec with a key of its own)."""
+        ``requestState`` (``Server`` passes its own; default: a codec with a key of its own); ``task_engine``: runs
+        tools as tasks (None: no 2025-11-25 tasks; a ``params.task`` is ignored, as the text says)."""
         self.server = server
         self.middleware = middleware
         self.lifespan_state = lifespan_state
@@ -181,6 +238,10 @@ class ServerConnection:
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
         self._handlers: Handlers | None = None
+        self.task_engine = task_engine
+        self.legacy_tasks: LegacyTasks | None = None  # set by initialize when the tasks capability is declared
+        self._connection_id = ""  # the task binding of an unauthenticated connection without a session id
+        self._background: TaskGroup | None = None
         self._served: frozenset[str] = frozenset()
         self.session = Session(
             _BatchGate(stream, self),
@@ -194,8 +255,20 @@ class ServerConnection:
         self.listeners = Listeners(server, lambda: self.session)
 
     async def run(self) -> None:
-        """Serve until the client closes its side of the stream."""
-        await self.session.run()
+        """Serve until the client closes its side of the stream. The task status watchers run in a task group of
+        the connection's own: they end with it."""
+        failure: Exception | None = None
+        async with anyio.create_task_group() as background:
+            self._background = background
+            try:
+                await self.session.run()
+            except Exception as exc:  # raised below as itself, not inside the task group's ExceptionGroup
+                failure = exc
+            finally:
+                self._background = None
+                background.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
 
     @property
     def http_scope(self) -> Mapping[str, Any] | None:
@@ -260,13 +333,73 @@ class ServerConnection:
         bindings, stub = bindings_for(version), stub_for(version)
         route = stub.SERVER_ROUTES["initialize"]
         handlers = handlers_class(version)(self)
-        capabilities = fit(bindings.ServerCapabilities, self.server.capabilities())
+        capabilities = fit(bindings.ServerCapabilities, self._offered_capabilities())
         served = served_methods(stub, handlers, capabilities, bool(self.server.completions))
         self.bindings, self.stub, self.capabilities = bindings, stub, capabilities
         result = await self._dispatch(route, params, context, handlers)
         # Only now: a bad initialize (-32602) leaves the connection uninitialized, and may be retried.
         self._handlers, self._served, self.protocol_version = handlers, served, version
+        if "tasks" in capabilities and self.task_engine is not None:
+            self.legacy_tasks = LegacyTasks(self.task_engine.store, self._ask_client, self.session.notify)
         return result
+
+    def _offered_capabilities(self) -> dict[str, Any]:
+        """The server's capabilities; without a task engine, not 2025-11-25's ``tasks`` (nothing would run them: a
+        ``params.task`` is then ignored, as the text says of a receiver without the capability)."""
+        capabilities = self.server.capabilities()
+        if self.task_engine is None:
+            capabilities.pop("tasks", None)
+        return capabilities
+
+    # -- 2025-11-25 tasks (server.tasks.legacy) -------------------------------------------------------------------
+
+    def task_principal(self) -> str:
+        """Who the tasks of the request being served belong to (see ``server.tasks.legacy``, "Binding")."""
+        scope = self.http_scope
+        owner = session_id = None
+        if scope is not None:
+            owner = scope.get(AUTH_OWNER_KEY)
+            session_id = next(
+                (v.decode("latin-1") for k, v in scope["headers"] if k.lower() == b"mcp-session-id"), None
+            )
+        if not owner and not session_id and not self._connection_id:
+            self._connection_id = new_connection_id()
+        return session_principal(owner, session_id, self._connection_id)
+
+    async def start_task(self, params: Any, context: Context[Any]) -> ValidResult:
+        """A task-augmented ``tools/call`` (``params``, the version's model): the tool started as a task, answered
+        with its ``CreateTaskResult`` once the task is stored; its status changes are then sent as
+        ``notifications/tasks/status``."""
+        engine, tasks, handlers = self.task_engine, self.legacy_tasks, self._handlers
+        assert engine is not None and tasks is not None and handlers is not None
+        route = self.stub.SERVER_ROUTES["tools/call"]
+        meta = context.meta
+        # The task's own request context: its progress token stays valid for the task's life (the text), on this
+        # connection's session; nothing else of the tools/call request is kept.
+        request = RequestContext(self.session, context.request_id, "tools/call", {"_meta": meta} if meta else {})
+        http_scope = self.http_scope
+
+        async def body(run: TaskRun) -> dict[str, Any]:
+            task_context: Context[Any] = Context(TaskConnectionView(self, run, http_scope), request)
+            returned = await handlers.run_tool(params, task_context)
+            return self._validated(route, returned, f"the result of tool {params.name!r}")
+
+        arguments = params.arguments
+        launched = await engine.launch(
+            body,
+            principal=self.task_principal(),
+            protocol_version=self.protocol_version,
+            request={"name": params.name, **({"arguments": arguments} if arguments is not None else {})},
+            ttl_ms=engine.ttl_ms_for(params.task.ttl),
+        )
+        assert isinstance(launched, TaskRecord)  # a deferred task is the modern era's only
+        if self._background is not None:
+            self._background.start_soon(tasks.watch, launched)
+        created = self._validated_as(self.bindings.CreateTaskResult, {"task": wire_task(launched)}, "CreateTaskResult")
+        return ValidResult(created)
+
+    async def _ask_client(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return await self.session.request(method, params, timeout=timeout)
 
     async def _dispatch(
         self, route: Any, params: JSONParams, context: Context[Any], handlers: Handlers | None = None

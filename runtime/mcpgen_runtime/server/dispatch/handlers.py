@@ -26,14 +26,15 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
-from ...jsonrpc.envelopes import InvalidParams, JSONRPCError
+from ...jsonrpc.envelopes import InvalidParams, JSONRPCError, MethodNotFound
 from ...protocol.results import ValidResult
 from ...versions import SUPPORTED_VERSIONS_NEWEST_FIRST, is_modern
 from ..authoring.caching import CacheHint
 from ..authoring.context import Context
-from ..authoring.definitions import FullToolResult, call_function, validation_details
+from ..authoring.definitions import FullToolResult, ToolDef, call_function, validation_details
 from ..authoring.errors import RESOURCE_NOT_FOUND, ProtocolError, ResourceNotFoundError, resource_not_found_code
 from ..authoring.registry import Registry
+from ..tasks.legacy import LegacyTasks
 from .tool_headers import annotated_parameters, check_param_headers
 
 __all__ = ["RESOURCE_NOT_FOUND", "HandledConnection", "Handlers", "fit"]
@@ -175,9 +176,30 @@ class Handlers:
 
     @_answers_protocol_errors
     async def call_tool(self, params: Any, context: Context) -> Any:
-        tool = self.server.tools.get(params.name)
+        tool = self._tool(params.name)
+        if getattr(self.connection, "legacy_tasks", None) is not None:
+            # 2025-11-25 with the tasks capability declared (else a params.task is ignored, as the text says).
+            task_support = tool.task_support
+            if getattr(params, "task", None) is not None:
+                if task_support == "forbidden":  # the text: servers SHOULD answer -32601
+                    raise MethodNotFound(f"tools/call as a task: tool {tool.name!r} does not run as a task")
+                return await self.connection.start_task(params, context)  # type: ignore[attr-defined]
+            if task_support == "required":  # the text: servers MUST answer -32601
+                raise MethodNotFound(f"tools/call without a task: tool {tool.name!r} runs only as a task")
+        return await self._run_tool(tool, params, context)
+
+    @_answers_protocol_errors
+    async def run_tool(self, params: Any, context: Context) -> Any:
+        """``tools/call`` without deciding about tasks: what the body of a tool running as a task calls."""
+        return await self._run_tool(self._tool(params.name), params, context)
+
+    def _tool(self, name: str) -> ToolDef:
+        tool = self.server.tools.get(name)
         if tool is None:
-            raise InvalidParams(f"Unknown tool: {params.name}")
+            raise InvalidParams(f"Unknown tool: {name}")
+        return tool
+
+    async def _run_tool(self, tool: ToolDef, params: Any, context: Context) -> Any:
         # Over HTTP in the modern era the x-mcp-header parameters come as Mcp-Param-* headers too: check them. The
         # era and the tool's annotations first: looking the HTTP request up costs a starlette Request.
         if (
@@ -278,3 +300,31 @@ class Handlers:
             else {"values": [], "total": 0, "hasMore": False}
         )
         return self._result("CompleteResult", {"completion": found})
+
+    # -- tasks (2025-11-25; served only when the connection declared the tasks capability) -------------------------
+
+    def _tasks(self) -> tuple[LegacyTasks, str]:
+        """The connection's tasks and the requestor they are bound to (see ``server.tasks.legacy``)."""
+        tasks: LegacyTasks | None = getattr(self.connection, "legacy_tasks", None)
+        if tasks is None:
+            raise MethodNotFound("tasks")
+        principal: str = self.connection.task_principal()  # type: ignore[attr-defined]
+        return tasks, principal
+
+    async def get_task(self, params: Any, context: Context) -> Any:
+        tasks, principal = self._tasks()
+        return self._result("GetTaskResult", await tasks.get(params.task_id, principal))
+
+    async def get_task_payload(self, params: Any, context: Context) -> Any:
+        tasks, principal = self._tasks()
+        # Not fitted: the payload is the tool's own result (validated as the version's open GetTaskPayloadResult).
+        return await tasks.result(params.task_id, principal)
+
+    async def list_tasks(self, params: Any, context: Context) -> Any:
+        tasks, principal = self._tasks()
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        return self._result("ListTasksResult", await tasks.list(principal, cursor))
+
+    async def cancel_task(self, params: Any, context: Context) -> Any:
+        tasks, principal = self._tasks()
+        return self._result("CancelTaskResult", await tasks.cancel(params.task_id, principal))

@@ -64,6 +64,15 @@ from ..authoring.definitions import validation_details
 from ..authoring.errors import InputRequired, InvalidParamsError
 from ..authoring.middleware import IncomingRequest, Middleware
 from ..authoring.registry import Registry
+from ..tasks.engine import TaskEngine, TaskRun
+from ..tasks.modern import (
+    TASK_METHODS,
+    answer_task_method,
+    create_task_result,
+    declares_tasks,
+    missing_tasks_extension,
+    runs_as_task,
+)
 from .generated import bindings_for, handlers_class, not_initialized, served_methods, stub_for
 from .handlers import Handlers, fit
 from .input_rounds import InputExchange
@@ -71,7 +80,7 @@ from .outgoing import client_answer, log_message, read_own_resource
 from .pipeline import run_request
 from .request_meta import ValidatedMetas, typed_modern_params
 from .request_state import RequestStateCodec
-from .subscriptions import Audience, Listeners, ListenOnly
+from .subscriptions import MAX_WATCHED_TASKS, Audience, Listeners, ListenOnly, TaskWatch
 from .validation import source_of, validated_result
 
 __all__ = [
@@ -176,7 +185,7 @@ class ModernServing:
     yielded for this run, and the codec of ``requestState`` (MRTR); one per run of the server (per connection over
     a stream), with each version's ``VersionServing`` cached for as long as what is registered stays the same."""
 
-    __slots__ = ("_versions", "lifespan_state", "metas", "middleware", "request_states", "server")
+    __slots__ = ("_versions", "lifespan_state", "metas", "middleware", "request_states", "server", "tasks")
 
     def __init__(
         self, server: Registry, middleware: Sequence[Middleware], lifespan_state: Any, request_states: RequestStateCodec
@@ -185,6 +194,8 @@ class ModernServing:
         self.lifespan_state, self.request_states = lifespan_state, request_states
         self._versions: dict[str, VersionServing] = {}
         self.metas = ValidatedMetas()  # the requests' _meta values validated so far (request_meta)
+        # The server's task engine (a ``Server`` has one; a bare ``Registry`` served in tests has none: no tasks).
+        self.tasks: TaskEngine | None = getattr(server, "task_engine", None)
 
     def version(self, version: str) -> VersionServing:
         """``version``'s ``VersionServing``, rebuilt when a tool, resource, prompt, completion, hook or the
@@ -217,6 +228,7 @@ class ModernRequest:
         "served",
         "server",
         "serving",
+        "task_run",
     )
 
     def __init__(
@@ -250,6 +262,7 @@ class ModernRequest:
         self.exchange: InputExchange | None = None
         self._input: tuple[str, dict[str, Any]] | None = None  # (method, params) of a request that may ask
         self._outlet, self._listeners = outlet, listeners
+        self.task_run: TaskRun | None = None  # set when this tools/call runs as a task (Context's task methods)
 
     @property
     def lifespan_state(self) -> Any:
@@ -294,6 +307,8 @@ class ModernRequest:
         """The pipeline's endpoint: the handler of ``method`` in this version's table; its result finished."""
         route = self.served.routes.get(method)
         if route is None:
+            if method in TASK_METHODS and self.serving.tasks is not None:
+                return self._task_answer(await self._answer_task_method(method, params))
             raise MethodNotFound(method)
         typed = typed_modern_params(route, params, self.serving.metas)
         if route.input_required_result is not None and isinstance(params, dict):
@@ -302,6 +317,10 @@ class ModernRequest:
                 self._exchange()  # a state not valid for this request is -32602 even if the handler asks nothing
         handler = getattr(self.served.handlers(self), route.handler)
         try:
+            if method == "tools/call" and self.serving.tasks is not None:
+                tool = self.server.tools.get(typed.name)
+                if tool is not None and runs_as_task(tool.task_support, self.client_capabilities, tool.name):
+                    return await self._call_as_task(self.serving.tasks, handler, route, typed, context, tool)
             returned = await handler(typed, context)
         except InputRequired:
             if self.exchange is None or not self.exchange.requested:
@@ -315,6 +334,42 @@ class ModernRequest:
         if type(returned) is ValidResult and self.served.server_info_valid:
             return self._complete(returned, "complete")  # a tool's plain text: no source to name, none made
         return self.finish(route.result_type, returned, partial(source_of, route, typed))  # named only if wrong
+
+    # -- tasks (the io.modelcontextprotocol/tasks extension: server.tasks.modern) ---------------------------------
+
+    async def _call_as_task(
+        self, engine: TaskEngine, handler: Any, route: Any, typed: Any, context: Context[Any], tool: Any
+    ) -> dict[str, Any]:
+        """Run a tools/call as a task: answered with its ``CreateTaskResult`` once the task is stored; the tool
+        runs in the engine, this request's view (``task_run``) sending its questions to the task's inputRequests.
+        A deferred tool's body runs in the request's multi round-trip rounds until it starts its task."""
+
+        async def body(run: TaskRun) -> dict[str, Any]:
+            self.task_run = run
+            returned = await handler(typed, context)
+            return self.finish(route.result_type, returned, partial(source_of, route, typed))
+
+        outcome = await engine.launch(
+            body,
+            principal=_owner_in(self.http_scope),
+            protocol_version=self.protocol_version,
+            request={"method": "tools/call", "name": tool.name, "arguments": typed.arguments},
+            deferred=tool.deferred_task,
+        )
+        if isinstance(outcome, dict):
+            return outcome  # a deferred tool that finished without starting a task: its plain result
+        return self._task_answer(create_task_result(outcome), "task")
+
+    async def _answer_task_method(self, method: str, params: JSONParams) -> dict[str, Any]:
+        assert self.serving.tasks is not None
+        declared = declares_tasks(self.client_capabilities)
+        return await answer_task_method(self.serving.tasks, method, params, _owner_in(self.http_scope), declared)
+
+    def _task_answer(self, data: dict[str, Any], result_type: str = "complete") -> dict[str, Any]:
+        """A tasks result (built from the record, valid by construction) with ``resultType`` and ``_meta``."""
+        data.setdefault("resultType", result_type)
+        data["_meta"] = {SERVER_INFO_META: self.served.server_info}
+        return data
 
     def _exchange(self) -> InputExchange:
         """This request's ``InputExchange``, made on first use. The spec: the state is bound to the authenticated
@@ -369,6 +424,8 @@ class ModernRequest:
 
     async def send_log(self, level: str, data: Any, logger_name: str | None = None) -> None:
         """``notifications/message`` only if this request asked for logs, at or above its level."""
+        if self.task_run is not None and self.task_run.record is not None:
+            return  # the tasks extension: no notifications/message for a task (its request was answered already)
         params = log_message(level, data, logger_name, self.log_level)
         if params is not None and self.log_level is not None and "logging" in self.capabilities:
             await self._outlet.notify("notifications/message", params)
@@ -378,6 +435,15 @@ class ModernRequest:
     ) -> Any:
         """The answer recorded for this question (``input_rounds``), or ``InputRequired`` to ask it. ``timeout``
         does not apply: the client answers in its own time, by retrying."""
+        run = self.task_run
+        if run is not None and run.record is not None:
+            raw = await run.ask(method, params, input_key)  # the task waits in input_required for tasks/update
+
+            def invalid_answer(model: str, exc: ValidationError) -> Exception:
+                message = f"Invalid params: the answer to {method} is not a valid {model}"
+                return InvalidParamsError(message, {"errors": field_errors(exc)})
+
+            return client_answer(self.bindings, method, raw, invalid_answer)
         if self._input is None:
             raise CapabilityError(
                 f"{method} cannot be asked while serving this request: in MCP {self.protocol_version} only tools/call,"
@@ -407,7 +473,27 @@ class ModernRequest:
     async def listen(self, requested: Mapping[str, Any], context: Context[Any]) -> Any:
         if self._listeners is None:
             raise MethodNotFound(LISTEN_METHOD)
-        return await self._listeners.listen(requested, self.capabilities, context.request_id)
+        watch = await self._task_watch(requested.get("taskIds"))
+        return await self._listeners.listen(requested, self.capabilities, context.request_id, watch)
+
+    async def _task_watch(self, task_ids: Any) -> TaskWatch | None:
+        """The tasks a listen request asked to follow (``notifications.taskIds``): -32021 without the extension
+        declared (its text requires it), -32602 for a malformed or too long list; agreed to are the ids of the
+        requester's tasks that exist (others are left out of the acknowledgment, as the text allows)."""
+        if task_ids is None:
+            return None
+        if not declares_tasks(self.client_capabilities):
+            raise missing_tasks_extension("subscriptions/listen with taskIds")
+        if not isinstance(task_ids, list) or not all(isinstance(task_id, str) for task_id in task_ids):
+            raise InvalidParams("Invalid params: notifications.taskIds must be a list of strings")
+        if len(task_ids) > MAX_WATCHED_TASKS:
+            raise InvalidParams(f"Invalid params: at most {MAX_WATCHED_TASKS} taskIds per listen request")
+        engine = self.serving.tasks
+        if engine is None:
+            return TaskWatch(None, [])
+        principal = _owner_in(self.http_scope)
+        known = [task_id for task_id in dict.fromkeys(task_ids) if await engine.store.get(task_id, principal)]
+        return TaskWatch(engine.store, known)
 
 
 async def serve_modern(

@@ -34,9 +34,19 @@ from ...versions import SUBSCRIPTION_ID_META
 from ..authoring.definitions import call_function
 from ..authoring.errors import ProtocolError
 from ..authoring.registry import Registry
+from ..tasks.modern import detailed_task
 from .generated import declared
 
-__all__ = ["LIST_CHANGED_FILTERS", "LIST_CHANGED_METHODS", "Audience", "ListenOnly", "Listeners", "NotificationRelay"]
+__all__ = [
+    "LIST_CHANGED_FILTERS",
+    "LIST_CHANGED_METHODS",
+    "MAX_WATCHED_TASKS",
+    "Audience",
+    "ListenOnly",
+    "Listeners",
+    "NotificationRelay",
+    "TaskWatch",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +62,20 @@ LIST_CHANGED_METHODS: Final = {
     "resources.listChanged": "notifications/resources/list_changed",
 }
 """The capability a list-changed notification needs -> its method."""
+
+
+MAX_WATCHED_TASKS: Final = 100  # task ids one listen request may follow (notifications/tasks); more are -32602
+TASK_WAIT_SECONDS: Final = 30.0  # one wait on the store for a task's change (then waited on again)
+
+
+@dataclass
+class TaskWatch:
+    """The tasks a listen request follows (the tasks extension's ``notifications.taskIds``), already checked to be
+    the requester's: each change of one is sent as ``notifications/tasks`` carrying its ``DetailedTask``, until it
+    is terminal or gone. ``store``: a ``task_store.TaskStore``."""
+
+    store: Any
+    task_ids: list[str]
 
 
 class NotificationRelay(Protocol):
@@ -84,9 +108,16 @@ class Listeners:
         """End every listen request open on this connection, and any that arrives later, with a result."""
         self._closed.set()
 
-    async def listen(self, requested: Mapping[str, Any], capabilities: Mapping[str, Any], request_id: RequestId) -> Any:
+    async def listen(
+        self,
+        requested: Mapping[str, Any],
+        capabilities: Mapping[str, Any],
+        request_id: RequestId,
+        tasks: TaskWatch | None = None,
+    ) -> Any:
         """Serve one listen request until it is cancelled or closed: acknowledge, then deliver; the graceful end's
-        result. ``requested``: the filter as JSON; ``capabilities``: the server's, fitted to the request's version."""
+        result. ``requested``: the filter as JSON; ``capabilities``: the server's, fitted to the request's version;
+        ``tasks``: the tasks it follows, if it asked for ``taskIds`` (the modern dispatch checks them)."""
         kinds = frozenset(
             name
             for capability, name in LIST_CHANGED_FILTERS.items()
@@ -100,18 +131,47 @@ class Listeners:
         agreed: dict[str, Any] = {name: True for name in sorted(kinds)}
         if "resourceSubscriptions" in requested and declared(capabilities, "resources.subscribe"):
             agreed["resourceSubscriptions"] = uris
+        if tasks is not None:
+            agreed["taskIds"] = list(tasks.task_ids)
         ack = {"_meta": {SUBSCRIPTION_ID_META: request_id}, "notifications": agreed}
         try:
             await self._session().notify("notifications/subscriptions/acknowledged", ack)
             # Only once acknowledged: nothing may reach the subscription before its acknowledgment.
             self._open[request_id] = _Subscription(kinds, frozenset(uris))
-            await self._closed.wait()
+            async with anyio.create_task_group() as watchers:
+                for task_id in tasks.task_ids if tasks is not None else ():
+                    assert tasks is not None
+                    watchers.start_soon(self._follow_task, tasks.store, task_id, request_id)
+                await self._closed.wait()
+                watchers.cancel_scope.cancel()
         finally:
             self._open.pop(request_id, None)
             with anyio.CancelScope(shield=True):
                 for uri in uris:
                     await self._unsubscribe(uri)
         return {"_meta": {SUBSCRIPTION_ID_META: request_id}}
+
+    async def _follow_task(self, store: Any, task_id: str, request_id: RequestId) -> None:
+        """``notifications/tasks`` for each change of one task (its current state first), until it is terminal or
+        gone. Each wait on the store is bounded; a store error ends the following (the client can still poll)."""
+        version = -1
+        while True:
+            try:
+                record = await store.wait_for_change(task_id, version, TASK_WAIT_SECONDS)
+            except Exception:
+                logger.warning("following task %s for a listen request failed", task_id, exc_info=True)
+                return
+            if record is None:
+                return
+            if record.version > version:
+                version = record.version
+                params = {**detailed_task(record), "_meta": {SUBSCRIPTION_ID_META: request_id}}
+                try:
+                    await self._session().notify("notifications/tasks", params)
+                except (SessionClosedError, RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return
+            if record.is_terminal:
+                return
 
     async def _subscribe(self, uri: str) -> bool:
         hook = self._server.subscribe_hook

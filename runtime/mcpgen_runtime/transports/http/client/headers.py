@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Mapping
 from typing import Any, Final
+
+from ...routing_headers import METHOD_HEADER, NAME_HEADER, NAME_PARAMS, PROTOCOL_VERSION_HEADER
 
 __all__ = [
     "METHOD_HEADER",
@@ -31,12 +32,7 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
-PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
-METHOD_HEADER: Final = "mcp-method"
-NAME_HEADER: Final = "mcp-name"
 PARAM_HEADER_PREFIX: Final = "Mcp-Param-"
-# The methods that carry Mcp-Name, and the params member it mirrors.
-NAME_PARAMS: Final[Mapping[str, str]] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 # Visible ASCII and space: what survives as a header value unchanged. A tab is allowed by RFC 9110, but the spec's
 # own examples (and the conformance suite) treat it as needing the Base64 form, so it is encoded too.

@@ -59,6 +59,7 @@ from ....versions import (
     PROTOCOL_VERSION_META,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from ...routing_headers import METHOD_HEADER, NAME_HEADER, NAME_PARAMS, PROTOCOL_VERSION_HEADER
 from .asgi import JSON, SSE, Answer, DelayedCalls, DisconnectWatch, HTTPRequest, accepts, on_asyncio
 from .channel import Channel, Event
 from .session import InFlightBudget
@@ -87,12 +88,7 @@ logger = logging.getLogger(__name__)
 # LEGACY_VERSIONS (mcpgen_runtime.versions): every version of the legacy era (whose requests carry no per-request
 # ``_meta`` version); an ``MCP-Protocol-Version`` header naming another value is a request of the modern era, as the
 # official SDK routes.
-PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
-METHOD_HEADER: Final = "mcp-method"
-NAME_HEADER: Final = "mcp-name"
 ROUTING_HEADERS: Final = frozenset({PROTOCOL_VERSION_HEADER, METHOD_HEADER, NAME_HEADER})
-# The methods whose ``Mcp-Name`` header mirrors a parameter, and that parameter.
-NAME_PARAMS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 LISTEN_METHOD: Final = "subscriptions/listen"
 
 # HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION: the modern era's error codes
