@@ -210,11 +210,23 @@ class Outcome:
     spec_version: str = SPEC_VERSION
     problems: list[str] = field(default_factory=list)
 
-    def judge(self, required: Sequence[str] = (), *, client: bool = False, tolerated: Sequence[str] = ()) -> Outcome:
+    def judge(
+        self,
+        required: Sequence[str] = (),
+        *,
+        client: bool = False,
+        tolerated: Sequence[str] = (),
+        nothing_checked_ok: bool = False,
+    ) -> Outcome:
         """Fill ``problems``: what keeps this scenario from passing (empty: it passes). A WARNING of a check in
-        ``tolerated`` is let through (and so, for a client scenario, the CLI's exit 1 that warnings cause)."""
+        ``tolerated`` is let through (and so, for a client scenario, the CLI's exit 1 that warnings cause). A
+        scenario none of whose checks succeeded (all skipped) proved nothing and does not pass, unless
+        ``nothing_checked_ok`` (a scenario the suite itself skips for every implementation)."""
         if not self.checks:
             self.problems.append("the suite reported no checks (skipped, or it failed before running)")
+        elif not nothing_checked_ok and not any(check.get("status") == "SUCCESS" for check in self.checks):
+            statuses = sorted({str(check.get("status")) for check in self.checks})
+            self.problems.append(f"no check succeeded (statuses: {', '.join(statuses)}): the scenario proved nothing")
         excused = False
         for check in self.checks:
             if check.get("status") == "WARNING" and check.get("id") in tolerated:
@@ -297,9 +309,12 @@ def run_server_scenario(
     *,
     spec_version: str = SPEC_VERSION,
     force: bool = False,
+    nothing_checked_ok: bool = False,
 ) -> Outcome:
-    """``force``: run a scenario the CLI would skip at ``spec_version`` (an extension's)."""
-    return _run(suite, scenario, ["server", "--url", url], out_dir, spec_version, force).judge(required)
+    """``force``: run a scenario the CLI would skip at ``spec_version`` (an extension's); ``nothing_checked_ok``: see
+    ``Outcome.judge``."""
+    outcome = _run(suite, scenario, ["server", "--url", url], out_dir, spec_version, force)
+    return outcome.judge(required, nothing_checked_ok=nothing_checked_ok)
 
 
 def run_client_scenario(

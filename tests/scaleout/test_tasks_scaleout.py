@@ -9,6 +9,10 @@ which. With one client per worker, a test starts a task through one worker and f
 - cancelled through another worker: the running body stops and the task is ``cancelled``;
 - input: the task's question seen through one worker, answered with ``tasks/update`` through another;
 - the worker running a task SIGKILLed: a surviving worker fails the task (-32603, "lease") within two leases;
+- a task completed on a worker that is then SIGKILLed: its result is in Redis, not in the worker, so the other
+  workers and the supervisor's replacement answer ``completed`` with it until the task's TTL; after, it is gone
+  (unknown, as an id never handed out) on every worker;
+  the same in 2025-11-25 (``tasks/get`` and ``tasks/result`` of the session's task, through the replacement too);
 - Redis restarted (no persistence, as the test Redis runs): every task is forgotten, ``tasks/get`` answers that the
   task is unknown, and new tasks work at once. With persistence (appendonly) they would survive: that is Redis's
   setting, not the server's (docs/deploy.md).
@@ -33,7 +37,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from scale_support import Client, RequestFailed, start_redis
+from scale_support import Client, RequestFailed, sse_events, start_redis
 from support.ports import free_port
 
 pytestmark = pytest.mark.anyio
@@ -57,8 +61,11 @@ import os
 import anyio
 
 from mcpgen_runtime.server import Context, Server
+from mcpgen_runtime.task_store import DEFAULT_TTL_MS, InMemoryTaskStore
 
-server = Server("tasks-scaleout", version="1.0.0")
+# The runner swaps this store for the Redis one with the same bounds: a test may shorten the TTL of every task.
+TTL_MS = int(os.environ.get("TASKS_TEST_TTL_MS", DEFAULT_TTL_MS))
+server = Server("tasks-scaleout", version="1.0.0", task_store=InMemoryTaskStore(default_ttl_ms=TTL_MS))
 server.task_engine.lease_seconds = float(os.environ["TASKS_TEST_LEASE"])
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
@@ -96,8 +103,9 @@ class Workers:
 
 
 @contextmanager
-def serving(directory: Path, redis_url: str) -> Iterator[Workers]:
-    """The server above with WORKERS workers on a port of its own (keys under a prefix of its own); stopped after."""
+def serving(directory: Path, redis_url: str, ttl_ms: int | None = None) -> Iterator[Workers]:
+    """The server above with WORKERS workers on a port of its own (keys under a prefix of its own), its tasks kept
+    ``ttl_ms`` (default: the store's hour); stopped after."""
     script = directory / "tasks_scaleout_server.py"
     script.write_text(SERVER_SOURCE, encoding="utf-8")
     port = free_port()
@@ -105,6 +113,8 @@ def serving(directory: Path, redis_url: str) -> Iterator[Workers]:
     command += ["--port", str(port), "--workers", str(WORKERS), "--redis", redis_url, "--log-level", "warning"]
     environment = {**os.environ, "MCPGEN_REDIS_PREFIX": f"tasks{free_port()}", "TASKS_TEST_LEASE": str(LEASE)}
     environment["MCPGEN_REDIS_TIMEOUT"] = "1"
+    if ttl_ms is not None:
+        environment["TASKS_TEST_TTL_MS"] = str(ttl_ms)
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, env=environment, start_new_session=True)
     url = f"http://{HOST}:{port}/mcp"
     try:
@@ -273,6 +283,142 @@ async def test_the_task_of_a_killed_worker_fails_within_two_leases(tmp_path: Pat
         assert failed["status"] == "failed", failed
         assert failed["error"]["code"] == -32603 and "lease" in failed["error"]["message"], failed
         assert elapsed < 2 * LEASE + 4  # the lease ran out, then the next sweep of a survivor
+
+
+async def test_a_result_outlives_its_worker_until_its_ttl(tmp_path: Path, redis_url: str) -> None:
+    with serving(tmp_path, redis_url, ttl_ms=SHORT_TTL_MS) as server:
+        async with one_client_per_worker(server.url) as (runner, first, second):
+            before = workers_pids(server)
+            sent = time.monotonic()  # the task is created after this, so it expires no earlier than sent + TTL
+            task_id = await runner.start_task("slow_compute", {"seconds": 0.2})
+            answered = time.monotonic()  # ... and no later than answered + TTL
+            done = await first.until(task_id, "completed", "failed", "cancelled")
+            assert done["status"] == "completed" and done["ttlMs"] == SHORT_TTL_MS, done
+            assert done["result"]["content"][0]["text"] == str(runner.pid)  # it ran, and ended, on the runner
+            os.kill(runner.pid, signal.SIGKILL)
+            replacement = await replaced(server, before, runner.pid)
+            async with client_on_worker(server.url, replacement) as restarted:
+                for client in (first, second, restarted):
+                    again = await client.get(task_id)
+                    assert again["status"] == "completed" and again["result"] == done["result"], again
+                    assert again["createdAt"] == done["createdAt"] and again["ttlMs"] == SHORT_TTL_MS, again
+                # Each of those answers came before the TTL could have passed: they prove the result outlived the
+                # worker, not that the TTL was long.
+                assert time.monotonic() < sent + SHORT_TTL_MS / 1000, "the TTL passed before the checks: raise it"
+                unknown = await first.task("tasks/get", "no-such-task")
+                with anyio.fail_after(answered + SHORT_TTL_MS / 1000 + WAIT - time.monotonic()):
+                    while "result" in (gone := await restarted.task("tasks/get", task_id)):
+                        assert gone["result"]["status"] == "completed", gone
+                        await anyio.sleep(0.1)
+                assert time.monotonic() >= sent + SHORT_TTL_MS / 1000 - CLOCK_SLACK  # not gone before its TTL
+                for client in (first, second, restarted):  # gone everywhere: answered as an id never handed out
+                    gone = await client.task("tasks/get", task_id)
+                    assert gone["error"] == expected_unknown(unknown["error"], task_id), gone
+
+
+async def test_a_legacy_result_outlives_its_worker_until_its_ttl(tmp_path: Path, redis_url: str) -> None:
+    """2025-11-25: the session (in Redis) and its task outlive the worker that ran the task; ``params.task.ttl``
+    asked by the client is the one kept."""
+    with serving(tmp_path, redis_url) as server:
+        session = Client(server.url)  # a new connection per request: any worker
+        session.initialize()
+        before = workers_pids(server)
+        sent = time.monotonic()
+        created = session.request("tools/call", {**SLOW, "task": {"ttl": SHORT_TTL_MS}})["task"]
+        answered = time.monotonic()
+        assert created["ttl"] == SHORT_TTL_MS, created
+        task_id = created["taskId"]
+        result = session.request("tasks/result", {"taskId": task_id})
+        runner = int(result["content"][0]["text"])
+        os.kill(runner, signal.SIGKILL)
+        replacement = await replaced(server, before, runner)
+        async with client_on_worker(server.url, replacement) as restarted:
+            legacy = LegacyOn(restarted, session.session_id or "")
+            anywhere = session.request("tasks/get", {"taskId": task_id})
+            there = await legacy.request("tasks/get", {"taskId": task_id})  # the replacement itself
+            for task in (anywhere, there):
+                assert task["status"] == "completed" and task["ttl"] == SHORT_TTL_MS, task
+            assert await legacy.request("tasks/result", {"taskId": task_id}) == result
+            assert session.request("tasks/result", {"taskId": task_id}) == result
+            assert time.monotonic() < sent + SHORT_TTL_MS / 1000, "the TTL passed before the checks: raise it"
+            with anyio.fail_after(answered + SHORT_TTL_MS / 1000 + WAIT - time.monotonic()):
+                while "result" in (gone := await legacy.answer("tasks/get", {"taskId": task_id})):
+                    await anyio.sleep(0.1)
+            assert time.monotonic() >= sent + SHORT_TTL_MS / 1000 - CLOCK_SLACK
+            assert gone["error"]["code"] == -32602 and gone["error"]["data"] == {"taskId": task_id}, gone
+            with pytest.raises(RequestFailed, match="not found"):  # gone on the other workers too
+                session.request("tasks/result", {"taskId": task_id})
+
+
+SLOW = {"name": "slow_compute", "arguments": {"seconds": 0.2}}
+SHORT_TTL_MS = 8_000  # long enough for a worker's restart and three polls, short enough to wait out
+CLOCK_SLACK = 0.5  # the server's clock (the record's createdAt, Redis's expiry) against this process's
+
+
+def expected_unknown(error: dict[str, Any], task_id: str) -> dict[str, Any]:
+    """The error for ``task_id`` that ``error`` (the answer for the id "no-such-task") is for that id."""
+    assert error["code"] == -32602, error
+    return {**error, "message": error["message"].replace("no-such-task", task_id)}
+
+
+async def replaced(workers: Workers, before: list[int], killed: int) -> int:
+    """The pid of the worker the supervisor starts in place of ``killed`` (``before``: the workers then)."""
+    with anyio.fail_after(WAIT):
+        while True:
+            now = workers_pids(workers)
+            new = set(now) - set(before)
+            if killed not in now and len(now) == len(before) and new:
+                (pid,) = new
+                return pid
+            await anyio.sleep(0.05)
+
+
+@dataclass
+class LegacyOn:
+    """2025-11-25 requests of session ``session_id`` on ``client``'s connection (so on its worker)."""
+
+    client: WorkerClient
+    session_id: str
+
+    async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": secrets.randbelow(1 << 30), "method": method, "params": params}
+        headers = {"Accept": "application/json, text/event-stream", "Mcp-Session-Id": self.session_id}
+        response = await self.client.http.post(self.client.url, json=body, headers=headers | LEGACY_VERSION)
+        assert response.status_code == 200, response.text
+        if response.headers["content-type"].startswith("application/json"):
+            return dict(response.json())
+        events = [event.data for event in sse_events(iter(response.text.splitlines())) if event.data is not None]
+        return dict(events[-1])
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        answer = await self.answer(method, params)
+        assert "result" in answer, answer
+        return dict(answer["result"])
+
+
+LEGACY_VERSION = {"MCP-Protocol-Version": "2025-11-25"}
+
+
+@asynccontextmanager
+async def client_on_worker(url: str, pid: int) -> AsyncIterator[WorkerClient]:
+    """A client whose kept-alive connection was accepted by worker ``pid`` (new connections until one is; the
+    worker may still be starting, so a refused or reset connection is tried again)."""
+    with anyio.fail_after(WAIT):
+        while True:
+            http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=1), timeout=WAIT)
+            client = WorkerClient(http, url)
+            try:
+                client.pid = int((await client.call_tool("whoami", {}))["content"][0]["text"])
+            except httpx2.TransportError:
+                client.pid = 0
+            if client.pid == pid:
+                break
+            await http.aclose()
+            await anyio.sleep(0.02)
+    try:
+        yield client
+    finally:
+        await http.aclose()
 
 
 async def test_after_a_redis_restart_old_tasks_are_unknown_and_new_ones_work(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_MAX_RUNNING_TASKS",
     "DEFAULT_MAX_TASKS",
     "DEFAULT_POLL_INTERVAL_MS",
+    "MIN_TTL_MS",
     "TaskEngine",
     "TaskRun",
 ]
@@ -50,6 +51,9 @@ DEFAULT_MAX_RUNNING_TASKS: Final = 32  # bodies running at once in one process
 DEFAULT_MAX_TASKS: Final = 1000  # launched and not finished (running or waiting for a slot) in one process
 DEFAULT_LEASE_SECONDS: Final = 15.0  # a task whose worker stops renewing is failed this long after (scale-out)
 DEFAULT_POLL_INTERVAL_MS: Final = 500  # what pollIntervalMs tells clients
+# The least ttl a client's asked one gets (2025-11-25: "Receivers MAY override the requested ttl"): a task asked with
+# ttl 0 would be gone before its handle reached the client, its tool cancelled unrun, a handle to nothing.
+MIN_TTL_MS: Final = 1_000
 SHUTDOWN_SECONDS: Final = 5.0  # marking the unfinished tasks failed when the server stops, at most this long
 INPUT_PREFIXES: Final = {
     "elicitation/create": "elicitation",
@@ -370,7 +374,9 @@ class TaskEngine:
                 await anyio.sleep(min(1.0, interval))
 
     def ttl_ms_for(self, requested: Any) -> int | None:
-        """A client's asked ttl as the store takes it (an int of ms, or None for the default)."""
+        """A client's asked ttl as the store takes it: an int of ms, at least ``MIN_TTL_MS`` (the store then clamps
+        it to its maximum), or None for the store's default when none, a negative one or not a number is asked
+        (the store's own rule for a negative ttl, which a 0 here used to bypass)."""
         if isinstance(requested, int | float) and not isinstance(requested, bool) and math.isfinite(requested):
-            return max(0, int(requested))
+            return None if requested < 0 else max(MIN_TTL_MS, int(requested))
         return None
