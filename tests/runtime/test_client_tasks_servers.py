@@ -15,63 +15,23 @@ from typing import Any
 
 import anyio
 import pytest
+from support.servers import serving_server
+from support.task_servers import task_server
 
 import mcp_bindings.v2025_11_25 as v4
 from mcpgen_runtime.client import Client, ClientContext, Stdio, TaskCancelledError, TaskInfo
 from mcpgen_runtime.jsonrpc.envelopes import JSONRPCError
-from mcpgen_runtime.server import Context, ProtocolError, Server, ToolError
-
-if __name__ == "__main__":  # run as the stdio server of the tests below: tests/ is not on the path then
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support.servers import serving_server
 
 pytestmark = pytest.mark.anyio
 
 WAIT = 30.0
+TASK_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "task_servers.py")  # run as a stdio child
 MODES = {"modern": "2026-07-28", "legacy": "legacy"}
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def task_server() -> Server:
-    server = Server("client-tasks")
-
-    @server.tool(task="optional")
-    async def slow_compute(seconds: float, context: Context) -> str:
-        await context.task_status("computing")
-        await anyio.sleep(seconds)
-        return f"computed in {seconds}s"
-
-    @server.tool(task="required")
-    async def confirm_delete(filename: str, context: Context) -> str:
-        schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
-        answer = await context.elicit(f"Delete {filename}?", schema)
-        confirmed = answer.action == "accept" and bool((answer.content or {}).get("confirm"))
-        return f"deleted {filename}" if confirmed else f"kept {filename}"
-
-    @server.tool(task="required")
-    async def broken(kind: str) -> str:
-        if kind == "tool":
-            raise ToolError("the city does not exist")
-        raise ProtocolError(-32603, "the job broke", {"why": "on purpose"})
-
-    @server.tool(task="required", deferred_task=True)
-    async def interview(context: Context) -> str:
-        # Asks before the task exists (2026-07-28: a multi round-trip request), then once more inside it.
-        schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
-        first = await context.elicit("Start?", schema, input_key="start")
-        await context.start_task("interviewing")
-        second = await context.elicit("Really?", schema, input_key="really")
-        return f"{first.action} then {second.action}"
-
-    @server.tool()
-    async def plain() -> str:
-        return "plain"
-
-    return server
 
 
 class Confirmer(v4.client.ClientHandlers[ClientContext]):
@@ -87,7 +47,7 @@ class Confirmer(v4.client.ClientHandlers[ClientContext]):
 async def connected(transport: str, era: str, **options: Any) -> AsyncIterator[Client]:
     settings: dict[str, Any] = {"mode": MODES[era], "request_timeout": WAIT, **options}
     if transport == "stdio":
-        async with Client.connect([sys.executable, __file__], **settings) as client:
+        async with Client.connect([sys.executable, TASK_SERVER], **settings) as client:
             yield client
     else:
         async with serving_server(task_server()) as url, Client.connect(url, **settings) as client:
@@ -259,7 +219,3 @@ async def test_the_typescript_sdk_task_server_is_followed_over_stdio(tmp_path: P
             await hanging.cancel()
             assert hanging.info.status == "cancelled"
     assert confirmer.asked == ["Collect?"]
-
-
-if __name__ == "__main__":  # the stdio server of the tests above
-    task_server().run_stdio()

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.servers import raw_session
 
 from mcpgen_runtime import JSONParams, JSONRPCError, Session, SessionClosedError, memory_stream_pair
 from mcpgen_runtime.server import CacheHint, Context, ResourceNotFoundError, Server
@@ -87,19 +88,13 @@ class Peer:
 
 @asynccontextmanager
 async def connect(server: Server | None = None) -> AsyncIterator[Peer]:
-    server = server or build_server()
-    server_end, client_end = memory_stream_pair()
-    peer: Peer
+    notifications: list[tuple[str, Any]] = []
 
     async def on_notification(method: str, params: JSONParams) -> None:
-        peer.notifications.append((method, params))
+        notifications.append((method, params))
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve_stream, server_end)
-        async with Session(client_end, notification_handler=on_notification) as session:
-            peer = Peer(session)
-            yield peer
-        tg.cancel_scope.cancel()
+    async with raw_session(server or build_server(), None, on_notification) as session:
+        yield Peer(session, notifications)
 
 
 async def test_discover_lists_versions_capabilities_and_identity() -> None:

@@ -35,21 +35,19 @@ from typing import Any
 
 import anyio
 import pytest
+from support.isolated_venv import isolated_venv
+from support.servers import serving_server
+from support.task_servers import task_server
 
 import mcp_bindings.v2026_07_28 as v5
 from mcpgen_runtime.client import Client, ClientContext, Stdio
-from mcpgen_runtime.server import Context, Server, ToolError
-
-if __name__ == "__main__":  # run as the stdio server of the tests below: tests/ is not on the path then
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support.isolated_venv import isolated_venv
-from support.servers import serving_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.peers]
 
 # Pinned: the newest FastMCP whose tasks extra installs (see the module docstring).
 FASTMCP: tuple[str, ...] = ("fastmcp[tasks]==4.1.4",)
 WAIT = 60.0  # seconds for one whole scenario (a subprocess starts, a few tasks run)
+TASK_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "task_servers.py")  # run as a stdio child
 
 
 @pytest.fixture
@@ -71,30 +69,6 @@ def test_an_install_that_fails_skips_loudly(tmp_path: Path, monkeypatch: pytest.
 
 
 # -- our server ------------------------------------------------------------------------------------------------
-
-
-def task_server() -> Server:
-    server = Server("fastmcp-interop")
-
-    @server.tool(task="optional")
-    async def slow_compute(seconds: float, context: Context) -> str:
-        await context.task_status("computing")
-        await anyio.sleep(seconds)
-        # Names the task it ran in, so that the client's side can tell a followed task from a plain call.
-        return f"computed in {seconds}s (task {context.task_id})"
-
-    @server.tool(task="required")
-    async def confirm_delete(filename: str, context: Context) -> str:
-        schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
-        answer = await context.elicit(f"Delete {filename}?", schema)
-        confirmed = answer.action == "accept" and bool((answer.content or {}).get("confirm"))
-        return f"deleted {filename}" if confirmed else f"kept {filename}"
-
-    @server.tool(task="required")
-    async def broken() -> str:
-        raise ToolError("the city does not exist")
-
-    return server
 
 
 # -- FastMCP's client --------------------------------------------------------------------------------------------
@@ -192,19 +166,19 @@ def assert_the_life_of_tasks(events: dict[str, dict[str, Any]]) -> None:
 
 
 async def test_the_fastmcp_client_follows_our_tasks_over_stdio(fastmcp_python: Path, tmp_path: Path) -> None:
-    events = await run_fastmcp_client(fastmcp_python, tmp_path, "life", sys.executable, __file__)
+    events = await run_fastmcp_client(fastmcp_python, tmp_path, "life", sys.executable, TASK_SERVER, "--name-the-task")
     assert_the_life_of_tasks(events)
 
 
 async def test_the_fastmcp_client_follows_our_tasks_over_http(fastmcp_python: Path, tmp_path: Path) -> None:
-    async with serving_server(task_server()) as url:
+    async with serving_server(task_server(name_the_task=True)) as url:
         events = await run_fastmcp_client(fastmcp_python, tmp_path, "life+mcp-name", url)
     assert_the_life_of_tasks(events)
 
 
 async def test_over_http_a_tasks_request_without_mcp_name_is_refused(fastmcp_python: Path, tmp_path: Path) -> None:
     # fastmcp-tasks 4.1.4 sends tasks/get without the Mcp-Name the extension requires: -32020, per the text.
-    async with serving_server(task_server()) as url:
+    async with serving_server(task_server(name_the_task=True)) as url:
         events = await run_fastmcp_client(fastmcp_python, tmp_path, "no-mcp-name", url)
     assert events["created"]["status"] == "working"
     refused = events["refused"]
@@ -288,7 +262,3 @@ async def test_our_client_follows_a_fastmcp_task_server_over_stdio(fastmcp_pytho
                 while (status := (await hanging.status()).status) == "working":
                     await anyio.sleep(0.1)
             assert status == "cancelled"
-
-
-if __name__ == "__main__":  # the stdio server of the tests above
-    task_server().run_stdio()

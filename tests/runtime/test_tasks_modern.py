@@ -15,9 +15,9 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from support.servers import serving_server
+from support.servers import raw_session, serving_server
 
-from mcpgen_runtime import JSONParams, JSONRPCError, Session, memory_stream_pair
+from mcpgen_runtime import JSONParams, JSONRPCError, Session
 from mcpgen_runtime.server import Context, ProtocolError, Server, ToolError
 from mcpgen_runtime.server.tasks import TaskEngine
 from mcpgen_runtime.task_store import InMemoryTaskStore, TaskRecord
@@ -111,19 +111,13 @@ class Peer:
 
 @asynccontextmanager
 async def connect(server: Server | None = None) -> AsyncIterator[Peer]:
-    server = server or build_server()
-    server_end, client_end = memory_stream_pair()
-    peer: Peer
+    notifications: list[tuple[str, Any]] = []
 
     async def on_notification(method: str, params: JSONParams) -> None:
-        peer.notifications.append((method, params))
+        notifications.append((method, params))
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve_stream, server_end)
-        async with Session(client_end, notification_handler=on_notification) as session:
-            peer = Peer(session)
-            yield peer
-        tg.cancel_scope.cancel()
+    async with raw_session(server or build_server(), None, on_notification) as session:
+        yield Peer(session, notifications)
 
 
 async def test_the_extension_is_advertised_and_task_support_listed_in_the_legacy_era_only() -> None:

@@ -58,14 +58,19 @@ async def serving_server(server: Any, port: int = 0, **options: Any) -> AsyncIte
 
 
 @asynccontextmanager
-async def raw_session(server: Any, deadline: float = 15) -> AsyncIterator[Session]:
+async def raw_session(
+    server: Any,
+    deadline: float | None = 15,
+    notification_handler: Callable[[str, Any], Coroutine[Any, Any, None]] | None = None,
+) -> AsyncIterator[Session]:
     """``server.serve_stream`` over an in-memory stream; yields a bare JSON-RPC ``Session`` on the other end (no
-    client logic: what a test sends is what the server gets). All of it within ``deadline`` seconds."""
+    client logic: what a test sends is what the server gets), whose notifications go to ``notification_handler``.
+    All of it within ``deadline`` seconds (None: each call bounds its own wait)."""
     server_end, client_end = memory_stream_pair()
     with anyio.fail_after(deadline):
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve_stream, server_end)
-            async with Session(client_end) as session:
+            async with Session(client_end, notification_handler=notification_handler) as session:
                 yield session
             tg.cancel_scope.cancel()
 
