@@ -7,23 +7,23 @@ every other block runs on its own, in a fresh interpreter, from that directory.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.code_blocks import printed_comments, run_block, strict_mypy
+from support.code_blocks import python_blocks as readme_blocks
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
-FENCE = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 SERVER_MARK = "server.run_stdio()"
 GENERATED_CLIENT_MARK = "from weather_client import"
 MCPGEN = Path(sys.executable).with_name("mcpgen")
 
 
 def python_blocks() -> list[str]:
-    return FENCE.findall(README.read_text(encoding="utf-8"))
+    return readme_blocks(README.read_text(encoding="utf-8"))
 
 
 def _write_blocks(directory: Path) -> list[Path]:
@@ -56,24 +56,7 @@ def test_the_readme_has_the_blocks_this_test_relies_on() -> None:
 
 @pytest.mark.slow
 def test_every_block_type_checks_strictly(tmp_path: Path) -> None:
-    files = _write_blocks(tmp_path)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--config-file",
-            str(REPO / "pyproject.toml"),
-            "--cache-dir",
-            str(tmp_path / ".mypy_cache"),
-            *[str(path) for path in files],
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = strict_mypy(_write_blocks(tmp_path), tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -84,15 +67,7 @@ RUNNABLE = [number for number, block in enumerate(python_blocks(), start=1) if S
 @pytest.mark.parametrize("number", RUNNABLE)
 def test_every_block_runs(number: int, tmp_path: Path) -> None:
     block = _write_blocks(tmp_path)[number - 1]
-    done = subprocess.run(
-        [sys.executable, str(block)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_block(block)
     assert done.returncode == 0, f"README block {number} failed:\n{done.stdout}\n{done.stderr}"
     # The comments that show output must be what the block prints.
-    expected = re.findall(r"print\(.*\)\s+# (.+)$", block.read_text(encoding="utf-8"), re.MULTILINE)
-    assert done.stdout.splitlines() == expected
+    assert done.stdout.splitlines() == printed_comments(block.read_text(encoding="utf-8"))

@@ -8,7 +8,8 @@ waited for until its port accepts), ``content`` (what a test reads out of a resu
 reports in a NOT TESTED section), ``import_graph`` (a package's import graph read with ``ast``, and the checks
 tests/test_layers.py runs on it), ``one_era_servers`` (raw stdio peers that speak only 2026-07-28 or only the
 handshake era, written from the schema with no mcpgen import: ``python tests/support/one_era_servers.py --era
-modern|legacy``), ``task_servers`` (the server the task tests run in process or as a stdio child) and
+modern|legacy``), ``task_servers`` (the server the task tests run in process or as a stdio child), ``code_blocks`` (the
+Python blocks of the README and the docs: run each, check its printed comments, ``mypy --strict`` them) and
 ``isolated_venv`` (pinned PyPI packages, such as another MCP implementation, in a cached
 venv of their own, so that they never touch the test environment's).
 
