@@ -54,6 +54,14 @@ def task_server() -> Any:
             await release.wait()
         return text.upper()
 
+    @server.tool(task="optional")
+    async def count(n: int, ctx: Context) -> str:
+        """Count to ``n``, reporting progress and logging at each step."""
+        for step in range(1, n + 1):
+            await ctx.report_progress(step, n, f"{step} of {n}")
+            await ctx.info(f"step {step}")
+        return f"counted to {n}"
+
     @server.tool()
     async def release_slow() -> str:
         """Let every ``slow`` call go on."""
@@ -169,6 +177,29 @@ async def test_a_task_runs_is_polled_and_gives_its_result(transport: str) -> Non
             params["status"] for method, params in client.notifications if method == "notifications/tasks/status"
         ]
         assert statuses[-1:] == ["completed"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_tasks_progress_and_log_messages_carry_the_related_task(transport: str) -> None:
+    # The text: "All requests, notifications, and responses related to a task MUST include the
+    # io.modelcontextprotocol/related-task key in their _meta"; the call's progress token stays valid for the task.
+    client = RawClient()
+    with anyio.fail_after(30):
+        async with connected(transport, client) as session:
+            await session.request("logging/setLevel", {"level": "info"})
+            created = await session.request(
+                "tools/call",
+                {"name": "count", "arguments": {"n": 2}, "task": {}, "_meta": {"progressToken": "count-1"}},
+            )
+            task_id = created["task"]["taskId"]
+            result = await session.request("tasks/result", {"taskId": task_id})
+            assert result["content"] == [{"type": "text", "text": "counted to 2"}]
+        progress = [params for method, params in client.notifications if method == "notifications/progress"]
+        logs = [params for method, params in client.notifications if method == "notifications/message"]
+    assert [(p["progress"], p["total"], p["message"]) for p in progress] == [(1, 2, "1 of 2"), (2, 2, "2 of 2")]
+    assert [log["data"] for log in logs] == ["step 1", "step 2"]
+    for params in progress + logs:
+        assert params["_meta"] == {RELATED_TASK: {"taskId": task_id}}, params
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -79,8 +79,15 @@ class RequestContext:
         token = self.meta.get("progressToken") if self.meta is not None else None
         return token if is_request_id(token) else None
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Send ``notifications/progress`` for this request; a no-op when the requester asked for no progress."""
+    async def report_progress(
+        self,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Send ``notifications/progress`` for this request (with ``meta`` as its ``_meta``); a no-op when the
+        requester asked for no progress."""
         token = self.progress_token
         if token is None:
             return
@@ -89,6 +96,8 @@ class RequestContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
+        if meta is not None:
+            params["_meta"] = meta
         await self.session.notify(PROGRESS, params)
 
 

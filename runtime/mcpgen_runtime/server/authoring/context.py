@@ -277,16 +277,21 @@ class Context(Generic[StateT]):
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` if the client asked for progress on this request (else nothing). In a
-        task, where the 2026-07-28 extension has no progress notifications, ``message`` becomes the task's status
-        message (the legacy era's dispatch may relay progress too)."""
+        task ``message`` also becomes the task's status message; the 2026-07-28 extension has no progress
+        notifications, so only the status changes there, while a 2025-11-25 task's connection view relays them
+        (``relays_progress``), as the text keeps the call's progress token valid for the task's life."""
         run = getattr(self._connection, "task_run", None)
-        if run is not None and getattr(run, "record", None) is not None and not getattr(run, "relays_progress", False):
+        if run is not None and getattr(run, "record", None) is not None:
             if message is not None:
                 await run.set_status(message)
-            return
+            if not getattr(self._connection, "relays_progress", False):
+                return
         if message is not None and self._connection.protocol_version not in PROGRESS_MESSAGE_VERSIONS:
             message = None  # 2024-11-05 progress notifications have no message
-        await self._request.report_progress(progress, total, message)
+        # A 2025-11-25 task relays its progress with the related-task `_meta` (the text: every notification related to
+        # a task MUST carry it); the task's connection view says which, a plain call's has none.
+        related = getattr(self._connection, "related_meta", None)
+        await self._request.report_progress(progress, total, message, related() if callable(related) else None)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` at ``level`` (one of ``LOG_LEVELS``) with any JSON ``data``.

@@ -165,7 +165,7 @@ class _BatchGate:
 class TaskConnectionView:
     """The connection view of a tool running as a 2025-11-25 task: the connection's, except that its questions go
     to the task's ``inputRequests`` (the client is asked during ``tasks/result``, see ``server.tasks.legacy``), its
-    log messages carry the related-task ``_meta``, and its HTTP request is the one that started the task."""
+    log and progress messages carry the related-task ``_meta``, and its HTTP request is the one that started the task."""
 
     def __init__(self, connection: ServerConnection, run: TaskRun, http_scope: Mapping[str, Any] | None) -> None:
         self.connection, self.run, self.http_scope = connection, run, http_scope
@@ -177,10 +177,16 @@ class TaskConnectionView:
         self.client_info = connection.client_info
         self.lifespan_state = connection.lifespan_state
 
+    def related_meta(self) -> dict[str, Any] | None:
+        """The related-task ``_meta`` every notification of this task carries (the text's MUST), once it exists."""
+        task_id = self.run.task_id
+        return related_meta(task_id) if task_id is not None else None
+
     async def send_log(self, level: str, data: Any, logger_name: str | None = None) -> None:
         params = log_message(level, data, logger_name, self.connection.log_level)
-        if params is not None and self.run.task_id is not None:
-            params["_meta"] = related_meta(self.run.task_id)  # the text: every message of a task carries it
+        meta = self.related_meta()
+        if params is not None and meta is not None:
+            params["_meta"] = meta
             await self.connection.notify("logging", "notifications/message", params)
 
     async def request_client(
