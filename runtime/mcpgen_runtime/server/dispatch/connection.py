@@ -165,7 +165,8 @@ class _BatchGate:
 class TaskConnectionView:
     """The connection view of a tool running as a 2025-11-25 task: the connection's, except that its questions go
     to the task's ``inputRequests`` (the client is asked during ``tasks/result``, see ``server.tasks.legacy``), its
-    log and progress messages carry the related-task ``_meta``, and its HTTP request is the one that started the task."""
+    log and progress messages carry the related-task ``_meta``, and its HTTP request is the one that started the task.
+    """
 
     def __init__(self, connection: ServerConnection, run: TaskRun, http_scope: Mapping[str, Any] | None) -> None:
         self.connection, self.run, self.http_scope = connection, run, http_scope
