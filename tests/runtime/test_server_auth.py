@@ -19,12 +19,11 @@ import httpx2
 import pytest
 
 from mcpgen_runtime.server import Context, Server
-from mcpgen_runtime.server.auth import BearerAuth, IntrospectionVerifier, JWTVerifier, TokenVerifier
+from mcpgen_runtime.server.auth import IntrospectionVerifier, TokenVerifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server
-from support.ports import free_port
-from support.servers import serving_server
+from support.servers import serving_protected
 
 pytestmark = pytest.mark.anyio
 
@@ -68,16 +67,9 @@ def issuer() -> Iterator[AuthServer]:
 @asynccontextmanager
 async def serving(auth: AuthServer, verifier: TokenVerifier | None = None) -> AsyncIterator[str]:
     """The protected server's MCP URL (its resource), requiring the ``mcp`` scope."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    protection = BearerAuth(
-        verifier=verifier or JWTVerifier(auth.issuer),
-        resource=url,
-        authorization_servers=[auth.issuer],
-        required_scopes=["mcp"],
-        resource_name="Protected test server",
-    )
-    async with serving_server(build_server(), port=port, auth=protection):
+    async with serving_protected(
+        build_server(), auth.issuer, verifier=verifier, resource_name="Protected test server"
+    ) as url:
         yield url
 
 

@@ -27,14 +27,12 @@ import httpx2
 import pytest
 
 from mcpgen_runtime.server import Context, Server
-from mcpgen_runtime.server.auth import BearerAuth, JWTVerifier
 from mcpgen_runtime.server.tasks.engine import MIN_TTL_MS
 from mcpgen_runtime.task_store import InMemoryTaskStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server
-from support.ports import free_port
-from support.servers import serving_server
+from support.servers import serving_protected
 
 pytestmark = pytest.mark.anyio
 
@@ -94,12 +92,7 @@ def build_server(store: InMemoryTaskStore | None = None) -> Server:
 @asynccontextmanager
 async def serving(auth: AuthServer, store: InMemoryTaskStore | None = None) -> AsyncIterator[str]:
     """The protected server's MCP URL (its resource), requiring the ``mcp`` scope."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    protection = BearerAuth(
-        verifier=JWTVerifier(auth.issuer), resource=url, authorization_servers=[auth.issuer], required_scopes=["mcp"]
-    )
-    async with serving_server(build_server(store), port=port, auth=protection):
+    async with serving_protected(build_server(store), auth.issuer) as url:
         yield url
 
 

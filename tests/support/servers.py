@@ -21,7 +21,7 @@ from mcpgen_runtime.jsonrpc.session import Session
 from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp
 from mcpgen_runtime.transports.http.server.serving import serve_app
 
-from .ports import HOST
+from .ports import HOST, free_port
 
 
 @asynccontextmanager
@@ -55,6 +55,27 @@ async def serving_server(server: Any, port: int = 0, **options: Any) -> AsyncIte
     """``server.serve_http`` on 127.0.0.1:``port`` with ``options`` (``auth=``, limits); yields its MCP URL."""
     async with in_background(partial(server.serve_http, HOST, port, **options)) as base:
         yield f"{base}/mcp"
+
+
+@asynccontextmanager
+async def serving_protected(
+    server: Any, issuer: str, *, verifier: Any = None, resource_name: str | None = None
+) -> AsyncIterator[str]:
+    """``server`` over HTTP behind ``BearerAuth``: tokens of ``issuer`` (``JWTVerifier`` unless ``verifier``) for
+    the server's own URL as the resource, with the ``mcp`` scope required; yields that URL."""
+    from mcpgen_runtime.server.auth import BearerAuth, JWTVerifier  # only the auth tests need it
+
+    port = free_port()
+    url = f"http://{HOST}:{port}/mcp"
+    protection = BearerAuth(
+        verifier=verifier or JWTVerifier(issuer),
+        resource=url,
+        authorization_servers=[issuer],
+        required_scopes=["mcp"],
+        resource_name=resource_name,
+    )
+    async with serving_server(server, port=port, auth=protection):
+        yield url
 
 
 @asynccontextmanager
