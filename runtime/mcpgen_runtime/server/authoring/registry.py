@@ -95,6 +95,9 @@ class Registry:
         self.completions: dict[tuple[str, str, str], CompletionDef] = {}
         self.subscribe_hook: AnyFunction | None = None
         self.unsubscribe_hook: AnyFunction | None = None
+        # Extension identifier -> its settings, declared under ``capabilities.extensions`` (MCP 2026-07-28; the
+        # 2025-11-25 fitting drops them): see ``declare_extension``.
+        self.extensions: dict[str, dict[str, Any]] = {}
 
     # -- registration ---------------------------------------------------------------------------------------------
 
@@ -313,7 +316,16 @@ class Registry:
             self.version,
             self.title,
             self.serves_tasks(),
+            repr(sorted(self.extensions.items())),
         )
+
+    def declare_extension(self, identifier: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Declare the extension ``identifier`` (``vendor/name``, e.g. ``io.modelcontextprotocol/ui``) in the server's
+        capabilities, its ``settings`` inline under the identifier (SEP-2133: an empty object declares it). A second
+        declaration of the same identifier replaces the first's settings."""
+        if not isinstance(identifier, str) or "/" not in identifier or identifier.startswith("/"):
+            raise ValueError(f"an extension identifier is 'vendor-prefix/name', got {identifier!r}")
+        self.extensions[identifier] = dict(settings or {})
 
     def serves_tasks(self) -> bool:
         """Whether a tool may run as a task: then the tasks capability (2025-11-25) and extension (2026-07-28) are
@@ -340,4 +352,6 @@ class Registry:
             # the 2026-07-28 extension under ``extensions`` (its text: an empty object declares it).
             capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
             capabilities["extensions"] = {TASKS_EXTENSION: {}}
+        if self.extensions:
+            capabilities["extensions"] = {**capabilities.get("extensions", {}), **self.extensions}
         return capabilities
