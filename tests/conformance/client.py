@@ -22,6 +22,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import client_dpop
+import client_grants
+import client_skills
+from client_kit import ClientScenario, authorized_calls
 
 import mcp_bindings.v2025_11_25 as v4
 from mcpgen_runtime import Client
@@ -207,12 +211,6 @@ def auth_provider(url: str, scenario: str) -> OAuthProvider | ClientCredentialsP
     )
 
 
-async def authorized_calls(client: Client) -> None:
-    """auth/*: list the tools and call each (a step-up scenario wants more scope for tools/call)."""
-    for tool in await client.tools():
-        await call_tool(client, tool.name, {})
-
-
 AUTH_SCENARIOS = (
     "auth/metadata-default",
     "auth/metadata-var1",
@@ -258,13 +256,25 @@ SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "json-schema-ref-no-deref": list_tools,
     **{name: authorized_calls for name in AUTH_SCENARIOS},
 }
+# The extensions' scenarios, each module's own (body, auth provider, connect options).
+EXTENSION_SCENARIOS: dict[str, ClientScenario] = {
+    **client_skills.SCENARIOS,
+    **client_dpop.SCENARIOS,
+    **client_grants.SCENARIOS,
+}
+SCENARIOS.update({name: scenario.body for name, scenario in EXTENSION_SCENARIOS.items()})
 
 
 async def main(url: str, scenario: str) -> None:
     mode = client_mode()
-    auth = auth_provider(url, scenario) if scenario.startswith("auth/") else None
+    extension = EXTENSION_SCENARIOS.get(scenario)
+    options: dict[str, Any] = dict(extension.options) if extension is not None else {}
+    if extension is not None and extension.auth is not None:
+        options["auth"] = extension.auth(url, context())
+    elif scenario.startswith("auth/"):
+        options["auth"] = auth_provider(url, scenario)
     async with Client.connect_http(
-        url, mode=mode, handlers=Handlers(), client_info=CLIENT_INFO, request_timeout=REQUEST_TIMEOUT, auth=auth
+        url, mode=mode, handlers=Handlers(), client_info=CLIENT_INFO, request_timeout=REQUEST_TIMEOUT, **options
     ) as client:
         server = client.server_info.name if client.server_info is not None else "(unnamed)"
         logger.info("connected (%s): MCP %s, server %s", mode, client.protocol_version, server)

@@ -1,0 +1,7 @@
+"""The conformance client's skills scenarios (see client_kit.ClientScenario; run by client.py)."""
+
+from __future__ import annotations
+
+from client_kit import ClientScenario
+
+SCENARIOS: dict[str, ClientScenario] = {}
