@@ -65,6 +65,7 @@ SERVER_LAYERS: Mapping[str, int] = {
     "server.auth": 0,
     "server.authoring": 1,
     "server.tasks": 2,  # long-running tool calls: the engine and the tasks/* methods of both eras
+    "server.skills": 2,  # the skills extension: skill directories served as skills/* and skill:// resources
     "server.dispatch": 3,
     "server.hosting": 4,
     "server.server": 5,
@@ -129,8 +130,14 @@ def test_runtime_imports_only_its_declared_dependencies(runtime: ImportGraph) ->
     assert auth_only, "the auth extra declares no library of its own"
     redis_only = declared_imports(pyproject, extra="redis") - declared
     assert redis_only == {"redis"}, "the redis extra declares redis-py (and nothing else)"
-    problems = undeclared_imports(runtime, declared | auth_only | redis_only)
+    skills_only = declared_imports(pyproject, extra="skills") - declared
+    assert skills_only == {"yaml"}, "the skills extra declares PyYAML (and nothing else)"
+    problems = undeclared_imports(runtime, declared | auth_only | redis_only | skills_only)
     assert not problems, "\n".join(problems)
+    # The skills extra's YAML parser only inside the skills packages (server.skills, client.skills).
+    outside_skills = forbidden_imports(runtime, skills_only)
+    outside_skills = [problem for problem in outside_skills if ".skills." not in problem.split(": ", 1)[1]]
+    assert not outside_skills, "\n".join(outside_skills)
     # The redis extra's library only inside the scaleout package: a server without Redis never imports it.
     outside_scaleout = forbidden_imports(runtime, redis_only)
     outside_scaleout = [problem for problem in outside_scaleout if ".scaleout." not in problem.split(": ", 1)[1]]
@@ -138,7 +145,7 @@ def test_runtime_imports_only_its_declared_dependencies(runtime: ImportGraph) ->
     # The auth extra's libraries only inside the auth packages: a server or client without OAuth never needs them.
     outside_auth = [
         problem
-        for problem in undeclared_imports(runtime, declared | redis_only)
+        for problem in undeclared_imports(runtime, declared | redis_only | skills_only)
         if ".auth." not in problem.split(": ", 1)[1]
     ]
     assert not outside_auth, "\n".join(outside_auth)

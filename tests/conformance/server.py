@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -506,6 +507,13 @@ async def test_prompt_with_image() -> list[Any]:
 @server.completion(prompt="test_prompt_with_arguments", argument="arg1")
 async def complete_arg1(value: str) -> list[str]:
     return [word for word in ("paris", "park", "party", "test", "testing") if word.startswith(value)]
+
+
+# -- skills (SEP-2640: the sep-2640-skills-* scenarios) ---------------------------------------------------------------
+
+# Every file of tests/conformance/skills/<name>/ is a skill://<name>/<path> resource; in 2026-07-28 the skills extension
+# is declared (with directoryRead) and skills/list, skills/get and resources/directory/read are served.
+server.add_skills(Path(__file__).parent / "skills")
 
 
 # -- running -------------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # CONTRIBUTING's "modules stay under ~600 lines", for every hand-written package.
 MAX_MODULE_LINES = 600
 # Distributions whose import name is not the distribution name with "-" -> "_".
-IMPORT_NAMES = {"mcpgen-bindings": "mcp_bindings"}
+IMPORT_NAMES = {"mcpgen-bindings": "mcp_bindings", "pyyaml": "yaml"}
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ conveniences (``call_tool``, ``get_prompt``, ``read_resource``, ``tools()`` ...)
 ``Client`` is the public face and the place its parts are put together; each part has one job and is given what it
 needs when it is made: ``ClientSettings`` (the options), ``HandlerDispatch`` (the user's handlers), ``Connection``
 (the session, the era and version negotiated over it), ``RequestPath`` (gating, sending, input rounds, parsing),
-``ServerLists`` (the cached lists), ``ToolHeaders`` (``x-mcp-header``) and ``Subscriptions``
-(``subscriptions/listen``). The methods here delegate to them.
+``ServerLists`` (the cached lists), ``ToolHeaders`` (``x-mcp-header``), ``Subscriptions``
+(``subscriptions/listen``) and ``SkillsClient`` (the skills extension, ``client.skills``). The methods here
+delegate to them.
 
 What a misbehaving server can do to a call is bounded: every request has a timeout (``DEFAULT_REQUEST_TIMEOUT``,
 300 s, unless configured); an answer that arrives but cannot be delivered raises ``MalformedResponseError`` at once
@@ -53,6 +54,7 @@ from .settings import (
     ClientSettings,
     Setting,
 )
+from .skills import SkillsClient
 from .subscriptions import DEFAULT_MAX_PENDING, Subscription, Subscriptions
 from .targets import HTTP, ConnectTarget, Stdio, open_target
 from .task_info import TASK_RESULT_TYPE
@@ -208,6 +210,7 @@ class Client:
         self._requests = RequestPath(self._connection, self.settings, self._dispatch, self._lists)
         self._subscriptions = Subscriptions(self._connection, self._requests.call)
         self._tasks = Tasks(self._connection, self.settings, self._requests, self._dispatch)
+        self._skills = SkillsClient(self._connection, self.settings, self._requests)
         self._api: AnyClientStub | None = None
 
     # -- connecting ------------------------------------------------------------------------------------------------
@@ -545,6 +548,13 @@ class Client:
         """Every resource template, cached until ``notifications/resources/list_changed`` (modern era: or
         ``ttlMs``)."""
         return await self._lists.resource_templates()
+
+    @property
+    def skills(self) -> SkillsClient:
+        """The server's skills (extension ``io.modelcontextprotocol/skills``, SEP-2640): ``list()``, ``get(uri)``,
+        ``load(entry or uri)`` and the loaded skill's ``read(file)``, every fetched file verified against the listed
+        entry (``client.skills``). Nothing is fetched until asked."""
+        return self._skills
 
     def cache(self, name: str) -> ListCache[Any]:
         """The cache behind ``tools()`` and friends ("tools", "prompts", "resources", "resource_templates")."""

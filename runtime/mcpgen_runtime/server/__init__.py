@@ -6,6 +6,8 @@ Subpackages and modules, in dependency order (each may import the ones before it
   functions, ``Context``, middleware, lifespan, caching hints and the errors a function raises.
 - ``tasks/``: long-running tool calls: the task engine (runs a tool in the background against a ``TaskStore``) and
   the tasks/* methods of either era.
+- ``skills/``: agent skills served with the skills extension (SEP-2640): ``Server.add_skills`` loads a skills root,
+  its ``SkillCatalog`` answers ``skills/list``, ``skills/get``, ``resources/directory/read`` and the files' reads.
 - ``dispatch/``: how one request is handled in either era: the legacy ``ServerConnection`` (one ``Session`` per
   stream), the modern one-call ``serve_modern``, the shared pipeline (middleware -> handler table -> answer), input
   rounds, subscriptions.

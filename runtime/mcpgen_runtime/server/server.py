@@ -15,6 +15,7 @@ task engine (``tasks.engine.TaskEngine``, ``Server.task_engine``) in which the c
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Generic
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from ..scaleout.worker import ScaleOutWorker
     from .hosting.asgi import MCPApp, MountOptions
     from .hosting.options import HTTPServingOptions
+    from .skills import SkillCatalog, SkillLimits
 
 __all__ = ["Server", "start_scaled_worker"]
 
@@ -106,6 +108,7 @@ class Server(Registry, Generic[StateT]):
         enter = functools.partial(lifespan, self) if lifespan is not None else None
         self._lifespan: LifespanRunner[StateT] = LifespanRunner(name, enter)
         self._modern: ModernServing | None = None  # see _modern_serving
+        self.skills: SkillCatalog | None = None  # the skills served (add_skills), made by the first call
 
     # -- lifespan and middleware ----------------------------------------------------------------------------------
 
@@ -131,6 +134,52 @@ class Server(Registry, Generic[StateT]):
         every request, after those registered before it (see ``middleware`` for what it sees and may return)."""
         self.middleware_stack.append(fn)
         return fn
+
+    # -- skills (SEP-2640) ------------------------------------------------------------------------------------------
+
+    def add_skills(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        replace: bool = False,
+        directory_read: bool = True,
+        page_size: int | None = None,
+        cache: CacheHint | None = None,
+        limits: SkillLimits | None = None,
+    ) -> list[str]:
+        """Serve the agent skills under ``root`` (a skill directory with a ``SKILL.md``, or a directory of them) with
+        the skills extension (``io.modelcontextprotocol/skills``): each file a ``skill://<name>/<path>`` resource,
+        and in 2026-07-28 ``skills/list``, ``skills/get`` and (``directory_read``) ``resources/directory/read``.
+        Returns the names of the skills loaded. Needs PyYAML: ``pip install 'mcpgen-runtime[skills]'``.
+
+        Loaded once, now: every file is read, hashed and checked (``server.skills.directory``: path safety, the
+        SEP's limits, frontmatter rules; ``SkillError`` names what breaks one) and served from memory, so a change
+        on disk is served only when loaded again: ``add_skills(root, replace=True)`` (a skill of the same name, or a
+        resource of the same URI, is otherwise a ``ValueError``), then ``await notify_resources_changed()``;
+        ``remove_skill(name)`` stops serving one. ``page_size`` (default 50) and ``cache`` (default TTL 0,
+        "public"): the pages and cache hints of the skills results and the files' reads; with ``directory_read``
+        they apply to every skill served, from this call on. ``limits``: ``SkillLimits``."""
+        from .skills import DEFAULT_PAGE_SIZE, DEFAULT_SKILLS_CACHE, SkillCatalog, SkillLimits, load_skills
+
+        bounds = limits if limits is not None else SkillLimits()
+        loaded = load_skills(root, bounds)
+        catalog = self.skills if self.skills is not None else SkillCatalog(self)
+        catalog.add(
+            loaded,
+            limits=bounds,
+            replace=replace,
+            directory_read=directory_read,
+            page_size=DEFAULT_PAGE_SIZE if page_size is None else page_size,
+            cache=DEFAULT_SKILLS_CACHE if cache is None else cache,
+        )
+        self.skills = catalog
+        return [skill.name for skill in loaded]
+
+    def remove_skill(self, name: str) -> None:
+        """Stop serving the skill ``name`` and its files (``KeyError`` when it is not served)."""
+        if self.skills is None:
+            raise KeyError(f"no skill named {name!r} is served")
+        self.skills.remove(name)
 
     # -- change notifications -------------------------------------------------------------------------------------
 

@@ -6,6 +6,10 @@ Where it sits: in the ``server`` layer, above ``authoring`` (the decorators buil
 connections) and ``server`` (``Server`` is a ``Registry`` that also serves). Nothing here knows about connections,
 sessions or protocol versions.
 
+Extensions add methods of their own (``serve_extension_method``): an extension method is answered by its handler,
+in the eras whose capabilities declare its extension (``dispatch.extension_methods``), never instead of a method of
+the protocol version the request speaks.
+
 The decorators fail loudly, at registration: ``@server.tool`` and ``@server.prompt`` work with or without
 parentheses, ``@server.resource`` without its URI raises a ``TypeError`` that says what to write; a second tool,
 prompt, resource (same URI), resource template (same URI template) or completion (same target) raises
@@ -17,7 +21,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar, overload
 
 from .caching import CacheHint, hints_with_defaults
@@ -34,7 +39,7 @@ from .definitions import (
     description_of,
 )
 
-__all__ = ["TOOL_NAME", "Registry"]
+__all__ = ["TOOL_NAME", "ExtensionHandler", "ExtensionMethod", "Registry"]
 
 F = TypeVar("F", bound=AnyFunction)
 K = TypeVar("K")
@@ -43,6 +48,21 @@ D = TypeVar("D")
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"  # the 2026-07-28 tasks extension's identifier
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 """What a tool name may be (MCP 2025-11-25, server/tools "Tool names"): 1 to 128 of A-Z, a-z, 0-9, _, - and ."""
+
+
+ExtensionHandler = Callable[[dict[str, Any], Any], Awaitable[Mapping[str, Any]]]
+"""An extension method's handler: ``(params, context)`` -> the result (JSON). ``params`` is the request's params as
+sent (``{}`` when there were none), to be checked by the handler: it is a peer's input. A ``JSONRPCError`` (e.g.
+``jsonrpc.envelopes.InvalidParams``) or ``ProtocolError`` it raises is the answer; the era adds what every result of
+it carries (in 2026-07-28 ``resultType`` and ``_meta`` serverInfo). ``context`` is the request's ``Context``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionMethod:
+    """A method an extension adds (``Registry.serve_extension_method``): served where ``extension`` is declared."""
+
+    extension: str
+    handler: ExtensionHandler
 
 
 def _defining_scope(depth: int = 2) -> dict[str, Any] | None:
@@ -64,7 +84,7 @@ def _add(kind: str, table: dict[K, D], key: K, definition: D, replace: bool) -> 
 
 
 def _label(definition: Any) -> str:
-    fn = getattr(definition, "fn", None)
+    fn = getattr(definition, "fn", None) or getattr(definition, "handler", None)
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
@@ -98,6 +118,8 @@ class Registry:
         # Extension identifier -> its settings, declared under ``capabilities.extensions`` (MCP 2026-07-28; the
         # 2025-11-25 fitting drops them): see ``declare_extension``.
         self.extensions: dict[str, dict[str, Any]] = {}
+        # Method -> the extension method answering it (serve_extension_method).
+        self.extension_methods: dict[str, ExtensionMethod] = {}
 
     # -- registration ---------------------------------------------------------------------------------------------
 
@@ -326,6 +348,19 @@ class Registry:
         if not isinstance(identifier, str) or "/" not in identifier or identifier.startswith("/"):
             raise ValueError(f"an extension identifier is 'vendor-prefix/name', got {identifier!r}")
         self.extensions[identifier] = dict(settings or {})
+
+    def serve_extension_method(
+        self, extension: str, method: str, handler: ExtensionHandler, *, replace: bool = False
+    ) -> None:
+        """Answer ``method`` with ``handler`` (see ``ExtensionHandler``) on requests whose version's capabilities
+        declare ``extension`` (``declare_extension``): elsewhere, and for a method the request's version has
+        itself, the method is what it would be without this. ``replace``: replace the handler of the same method
+        instead of raising ``ValueError``."""
+        if not isinstance(method, str) or not method or method.startswith(("rpc.", "notifications/")):
+            raise ValueError(f"{method!r} cannot be an extension's request method")
+        if not callable(handler):
+            raise TypeError(f"the handler of {method} must be an async function of (params, context)")
+        _add("extension method", self.extension_methods, method, ExtensionMethod(extension, handler), replace)
 
     def serves_tasks(self) -> bool:
         """Whether a tool may run as a task: then the tasks capability (2025-11-25) and extension (2026-07-28) are

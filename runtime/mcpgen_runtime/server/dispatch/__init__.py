@@ -15,6 +15,8 @@ Modules, bottom up:
   from it, the methods served, and what a legacy request gets before ``initialize``.
 - ``validation``: params validated into a version's models, results validated and dumped.
 - ``request_meta``: ``ValidatedMetas``, a modern request's ``_meta`` validated once per distinct value.
+- ``extension_methods``: the methods extensions add (``Registry.serve_extension_method``), answered where the
+  request's capabilities declare the extension (the modern era's; the legacy era's have no extensions).
 - ``request_state``: ``RequestStateCodec``, the sealed ``requestState`` of input rounds.
 - ``input_rounds``: ``InputExchange``, multi round-trip requests (MRTR) behind ``Context.elicit`` / ``sample`` /
   ``list_roots`` in the modern era.

@@ -73,6 +73,7 @@ from ..tasks.modern import (
     missing_tasks_extension,
     runs_as_task,
 )
+from .extension_methods import answer_extension_method, extension_method
 from .generated import bindings_for, handlers_class, not_initialized, served_methods, stub_for
 from .handlers import Handlers, fit
 from .input_rounds import InputExchange
@@ -83,16 +84,8 @@ from .request_state import RequestStateCodec
 from .subscriptions import MAX_WATCHED_TASKS, Audience, Listeners, ListenOnly, TaskWatch
 from .validation import source_of, validated_result
 
-__all__ = [
-    "ExchangeIO",
-    "ModernRequest",
-    "ModernServing",
-    "VersionServing",
-    "answer_http",
-    "recognize",
-    "serve_modern",
-    "unsupported_version",
-]
+__all__ = ["ExchangeIO", "ModernRequest", "ModernServing", "VersionServing", "answer_http", "recognize"]
+__all__ += ["serve_modern", "unsupported_version"]
 
 logger = logging.getLogger(__name__)
 
@@ -309,6 +302,10 @@ class ModernRequest:
         if route is None:
             if method in TASK_METHODS and self.serving.tasks is not None:
                 return self._task_answer(await self._answer_task_method(method, params))
+            if (extension := extension_method(self.server, self.capabilities, method)) is not None:
+                meta_model, metas = self.bindings.RequestMetaObject, self.serving.metas
+                answer = await answer_extension_method(extension, method, params, context, meta_model, metas)
+                return self._task_answer(answer)
             raise MethodNotFound(method)
         typed = typed_modern_params(route, params, self.serving.metas)
         if route.input_required_result is not None and isinstance(params, dict):
@@ -366,9 +363,11 @@ class ModernRequest:
         return await answer_task_method(self.serving.tasks, method, params, _owner_in(self.http_scope), declared)
 
     def _task_answer(self, data: dict[str, Any], result_type: str = "complete") -> dict[str, Any]:
-        """A tasks result (built from the record, valid by construction) with ``resultType`` and ``_meta``."""
+        """A result with no model of this version (a tasks result, built from the record, valid by construction; an
+        extension method's) with ``resultType`` and ``_meta`` serverInfo (after the result's own ``_meta``)."""
         data.setdefault("resultType", result_type)
-        data["_meta"] = {SERVER_INFO_META: self.served.server_info}
+        meta = data.get("_meta")
+        data["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), SERVER_INFO_META: self.served.server_info}
         return data
 
     def _exchange(self) -> InputExchange:
@@ -384,6 +383,9 @@ class ModernRequest:
 
     def finish_middleware_result(self, incoming: IncomingRequest[Any], value: Any) -> dict[str, Any]:
         """A result a middleware returned itself, finished like a handler's (see ``middleware``)."""
+        if incoming.method not in self.served.routes and isinstance(value, Mapping):
+            if extension_method(self.server, self.capabilities, incoming.method) is not None:
+                return self._task_answer(dict(value))
         route = self.route(incoming.method)
         return self.finish(route.result_type, value, f"a middleware's result for {incoming.method}")
 
