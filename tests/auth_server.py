@@ -13,7 +13,12 @@ library joserfc (the RSA key, JWKS, JWT signing). It serves:
   ``client_credentials`` (confidential clients); client authentication ``client_secret_basic``,
   ``client_secret_post`` or ``none`` (public clients); ``resource`` (RFC 8707) becomes ``aud``;
 - ``/register``: dynamic client registration (RFC 7591);
-- ``/introspect``: RFC 7662, for confidential clients.
+- ``/introspect``: RFC 7662, for confidential clients;
+- DPoP (RFC 9449): a token request with a valid ``DPoP`` proof (typ, alg, public jwk, signature, htm POST, htu the
+  token endpoint, iat within a minute, jti unused, and the nonce when ``dpop_nonce`` is set: else 400
+  ``use_dpop_nonce`` with ``DPoP-Nonce``) gets a ``token_type: DPoP`` token bound to the proof's key (``cnf.jkt``),
+  its refresh token too (a refresh needs a proof of the same key); a bad proof is 400 ``invalid_dpop_proof``. The
+  check is written here with joserfc, independently of the runtime's verifier, so that the two test each other.
 
 Use::
 
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import secrets
 import threading
 import time
@@ -48,8 +54,9 @@ from urllib.parse import unquote, urlencode, urlsplit, urlunsplit
 import uvicorn
 from authlib.common.security import generate_token
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
-from joserfc import jwt
-from joserfc.jwk import RSAKey
+from joserfc import jws, jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, OKPKey, RSAKey
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -59,6 +66,8 @@ USER = "test-user"  # the end user every authorization is consented for
 CODE_LIFETIME = 60  # seconds an authorization code may be redeemed in
 SCOPES_SUPPORTED = ("mcp", "mcp:read", "mcp:write", "offline_access")
 TOKEN_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+DPOP_ALGORITHMS = ("ES256", "ES384", "EdDSA", "RS256", "PS256")
+DPOP_PROOF_MAX_AGE = 60  # seconds
 
 
 @dataclass
@@ -81,6 +90,7 @@ class Grant:
     redirect_uri: str = ""
     code_challenge: str = ""
     expires_at: float = 0.0
+    dpop_jkt: str | None = None  # the key a refresh token is bound to (RFC 9449 §5)
 
 
 class AuthServer:
@@ -92,8 +102,14 @@ class AuthServer:
         token_lifetime: int = 3600,
         refresh_tokens: bool = True,
         token_auth_methods: Sequence[str] = TOKEN_AUTH_METHODS,
+        dpop_nonce: str | None = None,
+        dpop_algorithms: Sequence[str] = DPOP_ALGORITHMS,
     ) -> None:
         self.issuer = ""
+        self.dpop_nonce = dpop_nonce  # required in token requests' proofs when set
+        self.dpop_algorithms = list(dpop_algorithms)
+        self.dpop_jtis: set[str] = set()
+        self.dpop_nonce_challenges = 0  # how many use_dpop_nonce answers the token endpoint gave
         self.token_auth_methods = list(token_auth_methods)  # what the metadata advertises
         self.token_lifetime = token_lifetime
         self.refresh_tokens = refresh_tokens
@@ -132,6 +148,7 @@ class AuthServer:
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
             "scopes_supported": list(SCOPES_SUPPORTED),
             "authorization_response_iss_parameter_supported": True,
+            "dpop_signing_alg_values_supported": self.dpop_algorithms,
         }
 
     def register_client(
@@ -242,6 +259,13 @@ class AuthServer:
     async def token_endpoint(self, request: Request) -> Response:
         form = await request.form()
         values = {key: str(value) for key, value in form.items()}
+        proofs = request.headers.getlist("dpop")
+        jkt: str | None = None
+        if proofs:
+            checked = self._check_dpop(proofs)
+            if isinstance(checked, Response):
+                return checked
+            jkt = checked
         client = self._authenticate_client(request, values)
         if client is None:
             return _oauth_error("invalid_client", "client authentication failed", 401)
@@ -251,18 +275,52 @@ class AuthServer:
         ):
             return _oauth_error("unauthorized_client", f"{grant_type} is not allowed for this client")
         if grant_type == "authorization_code":
-            return self._code_grant(client, values, [str(v) for v in form.getlist("resource")])
+            return self._code_grant(client, values, [str(v) for v in form.getlist("resource")], jkt)
         if grant_type == "refresh_token":
-            return self._refresh_grant(client, values, [str(v) for v in form.getlist("resource")])
+            return self._refresh_grant(client, values, [str(v) for v in form.getlist("resource")], jkt)
         if grant_type == "client_credentials":
             if client.client_secret is None:
                 return _oauth_error("unauthorized_client", "public clients cannot use client_credentials")
             resource = [str(value) for value in form.getlist("resource")]
             grant = Grant(client.client_id, client.client_id, values.get("scope", "").split(), resource)
+            grant.dpop_jkt = jkt
             return self._token_response(grant, refresh=False)
         return _oauth_error("unsupported_grant_type", f"unsupported grant_type {grant_type!r}")
 
-    def _code_grant(self, client: Client, values: dict[str, str], resource: list[str]) -> Response:
+    def _check_dpop(self, proofs: list[str]) -> str | Response:
+        """The thumbprint of the key of a token request's valid DPoP proof, or the error answer."""
+        if len(proofs) != 1:
+            return _oauth_error("invalid_dpop_proof", "exactly one DPoP header is allowed")
+        try:
+            extracted = jws.extract_compact(proofs[0].encode())
+            header = extracted.protected
+            jwk = header.get("jwk")
+            if header.get("typ") != "dpop+jwt" or header.get("alg") not in self.dpop_algorithms:
+                return _oauth_error("invalid_dpop_proof", "typ must be dpop+jwt with an accepted alg")
+            if not isinstance(jwk, dict) or "d" in jwk:
+                return _oauth_error("invalid_dpop_proof", "the proof needs a public jwk")
+            key = {"EC": ECKey, "OKP": OKPKey, "RSA": RSAKey}[jwk["kty"]].import_key(jwk)
+            claims = json.loads(jws.deserialize_compact(proofs[0].encode(), key, algorithms=[header["alg"]]).payload)
+        except (JoseError, ValueError, KeyError, TypeError):
+            return _oauth_error("invalid_dpop_proof", "the proof does not verify")
+        if claims.get("htm") != "POST" or claims.get("htu") != f"{self.issuer}/token":
+            return _oauth_error("invalid_dpop_proof", "htm/htu are not this token request's")
+        if not isinstance(claims.get("iat"), int) or abs(time.time() - claims["iat"]) > DPOP_PROOF_MAX_AGE:
+            return _oauth_error("invalid_dpop_proof", "iat is outside the accepted window")
+        if self.dpop_nonce is not None and claims.get("nonce") != self.dpop_nonce:
+            self.dpop_nonce_challenges += 1
+            answer = _oauth_error("use_dpop_nonce", "the authorization server requires a DPoP nonce")
+            answer.headers["DPoP-Nonce"] = self.dpop_nonce
+            return answer
+        with self.lock:
+            if not isinstance(claims.get("jti"), str) or claims["jti"] in self.dpop_jtis:
+                return _oauth_error("invalid_dpop_proof", "jti missing or replayed")
+            self.dpop_jtis.add(claims["jti"])
+        return str(key.thumbprint())
+
+    def _code_grant(
+        self, client: Client, values: dict[str, str], resource: list[str], jkt: str | None = None
+    ) -> Response:
         with self.lock:
             grant = self.codes.pop(values.get("code", ""), None)  # one use only
         if grant is None or grant.client_id != client.client_id or grant.expires_at < time.time():
@@ -276,31 +334,41 @@ class AuthServer:
             return _oauth_error("invalid_target", "resource was not part of the authorization request")
         if resource:
             grant.resource = resource
+        grant.dpop_jkt = jkt
         return self._token_response(grant, refresh=self.refresh_tokens)
 
-    def _refresh_grant(self, client: Client, values: dict[str, str], resource: list[str]) -> Response:
+    def _refresh_grant(
+        self, client: Client, values: dict[str, str], resource: list[str], jkt: str | None = None
+    ) -> Response:
         with self.lock:
             grant = self.refresh.pop(values.get("refresh_token", ""), None)  # rotation: the old one dies now
         if grant is None or grant.client_id != client.client_id:
             return _oauth_error("invalid_grant", "unknown or already used refresh token")
+        if grant.dpop_jkt is not None and grant.dpop_jkt != jkt:
+            return _oauth_error("invalid_grant", "this refresh token is bound to another DPoP key")
         requested = values.get("scope", "").split()
         if requested and set(requested) - set(grant.scopes):
             return _oauth_error("invalid_scope", "a refresh cannot widen the scopes")
         narrowed = Grant(grant.client_id, grant.subject, requested or grant.scopes, resource or grant.resource)
+        narrowed.dpop_jkt = jkt
         return self._token_response(narrowed, refresh=True)
 
     def _token_response(self, grant: Grant, *, refresh: bool) -> Response:
         audience: list[str] = grant.resource or [self.issuer]
+        bound = {"cnf": {"jkt": grant.dpop_jkt}} if grant.dpop_jkt is not None else None
         token = self.issue_token(
-            audience=audience, scopes=grant.scopes, subject=grant.subject, client_id=grant.client_id
+            audience=audience, scopes=grant.scopes, subject=grant.subject, client_id=grant.client_id, extra=bound
         )
-        body: dict[str, Any] = {"access_token": token, "token_type": "Bearer", "expires_in": self.token_lifetime}
+        token_type = "DPoP" if grant.dpop_jkt is not None else "Bearer"
+        body: dict[str, Any] = {"access_token": token, "token_type": token_type, "expires_in": self.token_lifetime}
         if grant.scopes:
             body["scope"] = " ".join(grant.scopes)
         if refresh:
             refresh_token = generate_token(40)
             with self.lock:
-                self.refresh[refresh_token] = Grant(grant.client_id, grant.subject, grant.scopes, grant.resource)
+                self.refresh[refresh_token] = Grant(
+                    grant.client_id, grant.subject, grant.scopes, grant.resource, dpop_jkt=grant.dpop_jkt
+                )
             body["refresh_token"] = refresh_token
         return JSONResponse(body, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
@@ -373,13 +441,20 @@ def running_auth_server(
     token_lifetime: int = 3600,
     refresh_tokens: bool = True,
     token_auth_methods: Sequence[str] = TOKEN_AUTH_METHODS,
+    dpop_nonce: str | None = None,
+    dpop_algorithms: Sequence[str] = DPOP_ALGORITHMS,
 ) -> Iterator[AuthServer]:
     """Serve an ``AuthServer`` on 127.0.0.1 (``port`` 0: any free one) in a thread for the block; its ``issuer``
     is ``http://127.0.0.1:<port>``. ``token_lifetime``: seconds an access token lives (``expires_in``);
     ``refresh_tokens``: whether the code grant issues them; ``token_auth_methods``: the client authentication
-    methods the metadata advertises (all three are accepted whatever it says)."""
+    methods the metadata advertises (all three are accepted whatever it says); ``dpop_nonce``: the nonce every
+    DPoP proof must carry (None: none needed); ``dpop_algorithms``: the proof algorithms it accepts."""
     auth = AuthServer(
-        token_lifetime=token_lifetime, refresh_tokens=refresh_tokens, token_auth_methods=token_auth_methods
+        token_lifetime=token_lifetime,
+        refresh_tokens=refresh_tokens,
+        token_auth_methods=token_auth_methods,
+        dpop_nonce=dpop_nonce,
+        dpop_algorithms=dpop_algorithms,
     )
     config = uvicorn.Config(auth.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)

@@ -62,6 +62,8 @@ class AuthServerMetadata:
     code_challenge_methods_supported: tuple[str, ...] | None = None
     iss_parameter_supported: bool = False
     client_id_metadata_document_supported: bool = False
+    # RFC 9449 §5.1: the DPoP proof algorithms the server accepts (None: not advertised)
+    dpop_signing_alg_values_supported: tuple[str, ...] | None = None
     raw: dict[str, Any] = field(default_factory=dict)
 
 
@@ -174,6 +176,7 @@ def _metadata(document: dict[str, Any], issuer: str, url: str) -> AuthServerMeta
         code_challenge_methods_supported=_strings(document.get("code_challenge_methods_supported")),
         iss_parameter_supported=document.get("authorization_response_iss_parameter_supported") is True,
         client_id_metadata_document_supported=document.get("client_id_metadata_document_supported") is True,
+        dpop_signing_alg_values_supported=_strings(document.get("dpop_signing_alg_values_supported")),
         raw=document,
     )
 

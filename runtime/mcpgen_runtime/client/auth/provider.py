@@ -14,6 +14,12 @@ names another authorization server, the flow starts over there (a new registrati
 ``ClientCredentialsProvider`` (machine to machine, the client-credentials extension): ``client_secret_basic`` or
 ``private_key_jwt``.
 
+Both take ``dpop`` (RFC 9449): ``True`` (a new ES256 key) or a ``DPoP`` (your key). Token requests then carry DPoP
+proofs (the authorization server's nonce honoured), a ``DPoP`` token is presented as ``Authorization: DPoP``, and
+``http_auth`` is the per-request part (a fresh proof on every MCP request, the resource server's nonce), which the
+HTTP transport's own client runs (give an ``http_client`` of your own ``auth=provider.http_auth``). A key the authorization server does not list in ``dpop_signing_alg_values_supported`` stops
+the flow; a held DPoP token is only used with the key it is bound to.
+
 Each HTTP exchange has a timeout (``timeout``, default ``DEFAULT_AUTH_TIMEOUT``), redirects are never followed,
 and flow errors are logged without secrets (the request then fails with ``AuthorizationError``).
 """
@@ -34,6 +40,7 @@ from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from ...transports.http.client.auth import AuthChallenge
 from .discovery import AuthServerMetadata, ResourceMetadata, discover_authorization_server, discover_resource
+from .dpop import DPoP, DPoPHTTPAuth
 from .errors import OAuthFlowError
 from .registration import ClientInfo, ClientMetadata, PreRegisteredClient, register_client, token_auth_method
 from .storage import InMemoryTokenStorage, TokenStorage
@@ -45,6 +52,7 @@ __all__ = [
     "ClientCredentialsProvider",
     "OAuthProvider",
     "RedirectHandler",
+    "TokenHook",
 ]
 
 logger = logging.getLogger(__name__)
@@ -56,18 +64,41 @@ OFFLINE_ACCESS = "offline_access"
 RedirectHandler = Callable[[str], Awaitable[str]]
 
 
-class _TokenHook(ABC):
-    """What both providers share: the token held for the server (kept in ``storage`` with the endpoint and issuer
-    it came from), its headers and its refresh."""
+class TokenHook(ABC):
+    """The base of every provider (these two, and those of ``grants``): the token held for the server (kept in
+    ``storage`` with the endpoint and issuer it came from), its headers, its refresh and its DPoP key (if any).
+    Subclass it for another grant (``grants``): implement ``_authorize``; ``_discover``, ``_keep``, ``_client``,
+    ``_http`` are the hooks a subclass uses."""
 
-    def __init__(self, server_url: str, storage: TokenStorage | None, timeout: float, refresh_skew: float) -> None:
+    def __init__(
+        self,
+        server_url: str,
+        storage: TokenStorage | None,
+        timeout: float,
+        refresh_skew: float,
+        dpop: DPoP | bool | None = None,
+    ) -> None:
         self.server_url = server_url
+        self.dpop: DPoP | None = DPoP() if dpop is True else dpop if isinstance(dpop, DPoP) else None
         self.storage: TokenStorage = storage if storage is not None else InMemoryTokenStorage()
         self.timeout = timeout
         self.refresh_skew = refresh_skew
         self.last_error: str | None = None  # why the last authorization failed (no secrets)
         self._lock = anyio.Lock()
         self._requested: set[str] = set()  # the scopes the held token was asked for
+
+    @property
+    def http_auth(self) -> DPoPHTTPAuth | None:
+        """The per-request DPoP flow for the HTTP client (None without DPoP)."""
+        return self.dpop.http_auth if self.dpop is not None else None
+
+    def _check_dpop(self, metadata: AuthServerMetadata) -> None:
+        algorithms = metadata.dpop_signing_alg_values_supported
+        if self.dpop is not None and algorithms is not None and self.dpop.algorithm not in algorithms:
+            raise OAuthFlowError(
+                f"the authorization server accepts DPoP proofs signed with {', '.join(algorithms) or 'nothing'}, "
+                f"not {self.dpop.algorithm}: give a key of one of those"
+            )
 
     def _http(self) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(timeout=self.timeout, follow_redirects=False)
@@ -79,7 +110,11 @@ class _TokenHook(ABC):
     async def _held(self) -> tuple[Token, dict[str, Any]] | None:
         record = await self.storage.load(self._token_key)
         token = Token.from_json(record.get("token") or {}) if record else None
-        return (token, record) if token is not None and record is not None else None
+        if token is None or record is None:
+            return None
+        if token.token_type == "DPoP" and (self.dpop is None or record.get("dpop_jkt") != self.dpop.thumbprint):
+            return None  # bound to another key (e.g. one of a previous run): useless here
+        return token, record
 
     async def _keep(self, token: Token, metadata: AuthServerMetadata, resource: str, jwt_audience: str | None) -> None:
         record = {
@@ -88,6 +123,7 @@ class _TokenHook(ABC):
             "token_endpoint": metadata.token_endpoint,
             "resource": resource,
             "audience": jwt_audience,
+            "dpop_jkt": self.dpop.thumbprint if self.dpop is not None else None,
         }
         await self.storage.save(self._token_key, record)
 
@@ -102,7 +138,7 @@ class _TokenHook(ABC):
                 if refreshed is None:
                     return {}
                 token = refreshed
-            return {"authorization": f"Bearer {token.access_token}"}
+            return {"authorization": _authorization(token)}
 
     async def _client(self, record: Mapping[str, Any]) -> ClientInfo | None:
         stored = await self.storage.load(f"client {record.get('issuer') or record.get('token_endpoint')}")
@@ -127,6 +163,7 @@ class _TokenHook(ABC):
                     audience=record.get("audience"),
                     jwt=self._jwt(),
                     previous_refresh_token=token.refresh_token,
+                    dpop=self.dpop,
                 )
         except OAuthFlowError as exc:
             logger.info("token refresh failed: %s", exc)
@@ -141,8 +178,12 @@ class _TokenHook(ABC):
     async def on_challenge(self, challenge: AuthChallenge) -> bool:
         async with self._lock:
             held = await self._held()
-            if held is not None and challenge.authorization not in (None, f"Bearer {held[0].access_token}"):
+            if held is not None and challenge.authorization not in (None, _authorization(held[0])):
                 return True  # another request got a new token meanwhile: send with that one
+            if challenge.error in ("use_dpop_nonce", "invalid_dpop_proof"):
+                # The proof, not the token, was refused: a new token cannot help (DPoPHTTPAuth retries nonces).
+                self.last_error = f"the server refused the DPoP proof ({challenge.error}): is http_auth installed?"
+                return False
             if held is not None and challenge.status == 401 and held[0].refresh_token is not None:
                 if await self._refresh(*held) is not None:
                     return True
@@ -175,11 +216,15 @@ class _TokenHook(ABC):
         return resource, metadata
 
 
+def _authorization(token: Token) -> str:
+    return f"{'DPoP' if token.token_type == 'DPoP' else 'Bearer'} {token.access_token}"
+
+
 def _scopes(text: str | None) -> list[str]:
     return [scope for scope in (text or "").split() if scope]
 
 
-class OAuthProvider(_TokenHook):
+class OAuthProvider(TokenHook):
     """Authorization code + PKCE for a user's client. ``redirect_handler`` does the user's part (open the URL in a
     browser, wait for the redirect: ``LoopbackRedirectHandler`` does both for a CLI); ``client_metadata`` is what
     dynamic registration sends (its first redirect URI is used); ``client_id_metadata_url`` is the HTTPS URL of the
@@ -197,10 +242,11 @@ class OAuthProvider(_TokenHook):
         pre_registered: PreRegisteredClient | None = None,
         timeout: float = DEFAULT_AUTH_TIMEOUT,
         refresh_skew: float = DEFAULT_REFRESH_SKEW,
+        dpop: DPoP | bool | None = None,
     ) -> None:
         if not client_metadata.redirect_uris:
             raise ValueError("client_metadata needs at least one redirect URI")
-        super().__init__(server_url, storage, timeout, refresh_skew)
+        super().__init__(server_url, storage, timeout, refresh_skew, dpop)
         self.client_metadata = client_metadata
         self.redirect_handler = redirect_handler
         self.client_id_metadata_url = client_id_metadata_url
@@ -245,6 +291,7 @@ class OAuthProvider(_TokenHook):
             resource, metadata = await self._discover(http, challenge)
             if metadata.issuer is not None and "S256" not in (metadata.code_challenge_methods_supported or ()):
                 raise OAuthFlowError("the authorization server does not advertise PKCE S256: refusing to use it")
+            self._check_dpop(metadata)
             client = await self._identify(http, metadata)
             scopes = self._select_scopes(challenge, resource, metadata)
             verifier = secrets.token_urlsafe(64)  # 86 characters of the unreserved set (RFC 7636 §4.1)
@@ -270,7 +317,7 @@ class OAuthProvider(_TokenHook):
                 "code_verifier": verifier,
                 "resource": resource.resource,
             }
-            token = await request_token(http, metadata.token_endpoint, client, form)
+            token = await request_token(http, metadata.token_endpoint, client, form, dpop=self.dpop)
         await self._keep(token, metadata, resource.resource, None)
         self._requested = set(scopes)
         return True
@@ -295,7 +342,7 @@ def check_redirect(redirect_url: str, state: str, metadata: AuthServerMetadata) 
     return code
 
 
-class ClientCredentialsProvider(_TokenHook):
+class ClientCredentialsProvider(TokenHook):
     """Machine to machine (the client-credentials extension): a token for the client itself, authenticated with
     ``client_secret`` (``client_secret_basic``) or ``private_key`` (``private_key_jwt``, audience the issuer)."""
 
@@ -310,10 +357,11 @@ class ClientCredentialsProvider(_TokenHook):
         storage: TokenStorage | None = None,
         timeout: float = DEFAULT_AUTH_TIMEOUT,
         refresh_skew: float = DEFAULT_REFRESH_SKEW,
+        dpop: DPoP | bool | None = None,
     ) -> None:
         if (client_secret is None) == (private_key is None):
             raise ValueError("give exactly one of client_secret and private_key")
-        super().__init__(server_url, storage, timeout, refresh_skew)
+        super().__init__(server_url, storage, timeout, refresh_skew, dpop)
         method = "private_key_jwt" if private_key is not None else "client_secret_basic"
         self.client = ClientInfo(client_id, client_secret, method)
         self.private_key = private_key
@@ -328,13 +376,20 @@ class ClientCredentialsProvider(_TokenHook):
     async def _authorize(self, challenge: AuthChallenge) -> bool:
         async with self._http() as http:
             resource, metadata = await self._discover(http, challenge)
+            self._check_dpop(metadata)
             scopes = _scopes(challenge.scope or self.scope) or list(resource.scopes_supported or ())
             form = {"grant_type": "client_credentials", "resource": resource.resource}
             if scopes:
                 form["scope"] = " ".join(scopes)
             audience = metadata.issuer or metadata.token_endpoint
             token = await request_token(
-                http, metadata.token_endpoint, self.client, form, audience=audience, jwt=self.private_key
+                http,
+                metadata.token_endpoint,
+                self.client,
+                form,
+                audience=audience,
+                jwt=self.private_key,
+                dpop=self.dpop,
             )
         await self._keep(token, metadata, resource.resource, audience)
         return True

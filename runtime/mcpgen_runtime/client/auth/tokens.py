@@ -1,6 +1,10 @@
 """Token requests (RFC 6749 §3.2, OAuth 2.1): the form, the client authentication (authlib's
 ``client_secret_basic`` / ``client_secret_post`` encoders, and ``private_key_jwt`` assertions signed with
 authlib's JOSE), and the answer checked before it is kept.
+
+With ``dpop`` (RFC 9449 §5) each token request carries a fresh DPoP proof; a 400 ``use_dpop_nonce`` with a new
+``DPoP-Nonce`` is answered by sending the request once more with that nonce (§8), and the answer may then be a
+``DPoP`` token (bound to the key) or, from a server that does not bind, a ``Bearer`` one.
 """
 
 from __future__ import annotations
@@ -8,7 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import httpx2
@@ -17,6 +21,9 @@ from authlib.oauth2.rfc7523 import private_key_jwt_sign
 
 from .errors import OAuthFlowError
 from .registration import ClientInfo
+
+if TYPE_CHECKING:
+    from .dpop import DPoP  # only a DPoP client loads it
 
 __all__ = ["JWT_BEARER_ASSERTION", "PrivateKeyJWT", "Token", "request_token"]
 
@@ -107,35 +114,66 @@ async def request_token(
     audience: str | None = None,
     jwt: PrivateKeyJWT | None = None,
     previous_refresh_token: str | None = None,
+    dpop: DPoP | None = None,
 ) -> Token:
-    """POST ``form`` to the token endpoint with the client's authentication; the checked token."""
+    """POST ``form`` to the token endpoint with the client's authentication (and a DPoP proof with ``dpop``); the
+    checked token."""
     headers, body = _authenticate(client, form, token_endpoint, audience, jwt)
-    try:
-        response = await http.post(token_endpoint, content=body.encode(), headers=headers)
-    except httpx2.HTTPError as exc:
-        raise OAuthFlowError(f"the token request failed: {exc!r}") from exc
-    if len(response.content) > MAX_TOKEN_BYTES:
-        raise OAuthFlowError("the token response is too large")
-    try:
-        answer = response.json()
-    except ValueError:
-        answer = None
+    response, answer = await _post(http, token_endpoint, body, headers, dpop)
+    if dpop is not None and _wants_nonce(response, answer, dpop, token_endpoint):
+        # A fresh assertion too: a private_key_jwt assertion's jti must not be replayed.
+        headers, body = _authenticate(client, form, token_endpoint, audience, jwt)
+        response, answer = await _post(http, token_endpoint, body, headers, dpop)
     if response.status_code != 200 or not isinstance(answer, dict):
         error = answer.get("error") if isinstance(answer, dict) else None
         raise OAuthFlowError(f"the token endpoint answered HTTP {response.status_code} ({error or 'no error code'})")
     access, token_type = answer.get("access_token"), answer.get("token_type")
     if not isinstance(access, str) or not access or not isinstance(token_type, str):
         raise OAuthFlowError("the token response has no access_token or token_type")
-    if token_type.lower() != "bearer":
-        raise OAuthFlowError(f"unsupported token type {token_type!r} (only Bearer)")
+    if token_type.lower() == "dpop" and dpop is not None:
+        token_type = "DPoP"
+    elif token_type.lower() == "bearer":
+        token_type = "Bearer"
+    else:
+        raise OAuthFlowError(f"unsupported token type {token_type!r} ({'DPoP or ' if dpop else ''}Bearer)")
     lifetime = answer.get("expires_in")
     refresh = answer.get("refresh_token")
     scope = answer.get("scope")
     return Token(
         access_token=access,
-        token_type="Bearer",
+        token_type=token_type,
         # A refresh answer without a new refresh token leaves the old one usable (RFC 6749 §6).
         refresh_token=refresh if isinstance(refresh, str) else previous_refresh_token,
         expires_at=time.time() + lifetime if isinstance(lifetime, int | float) and lifetime > 0 else None,
         scope=scope if isinstance(scope, str) else form.get("scope"),
+    )
+
+
+async def _post(
+    http: httpx2.AsyncClient, token_endpoint: str, body: str, headers: dict[str, str], dpop: DPoP | None
+) -> tuple[httpx2.Response, Any]:
+    """One token request (with a fresh DPoP proof): the response and its JSON (None when it is not JSON)."""
+    if dpop is not None:
+        headers = {**headers, "DPoP": dpop.proof("POST", token_endpoint)}
+    try:
+        response = await http.post(token_endpoint, content=body.encode(), headers=headers)
+    except httpx2.HTTPError as exc:
+        raise OAuthFlowError(f"the token request failed: {exc!r}") from exc
+    if len(response.content) > MAX_TOKEN_BYTES:
+        raise OAuthFlowError("the token response is too large")
+    if dpop is not None:
+        dpop.remember(token_endpoint, response.headers)
+    try:
+        return response, response.json()
+    except ValueError:
+        return response, None
+
+
+def _wants_nonce(response: httpx2.Response, answer: Any, dpop: DPoP, token_endpoint: str) -> bool:
+    """Whether the authorization server asked for a DPoP nonce (400 ``use_dpop_nonce``) and gave one."""
+    return (
+        response.status_code == 400
+        and isinstance(answer, dict)
+        and answer.get("error") == "use_dpop_nonce"
+        and dpop.nonce_for(token_endpoint) is not None
     )

@@ -13,11 +13,13 @@ the verified ``AccessToken`` is ``Context.auth`` in handlers::
     )
     server.run_http("0.0.0.0", 8000, auth=auth)
 
-``JWTVerifier`` is imported on first use, so that a server verifying by introspection does not need joserfc.
+``JWTVerifier`` and ``DPoPVerifier`` are imported on first use, so that a server verifying by introspection does
+not need joserfc.
 
 Modules: ``tokens`` (``AccessToken``, the ``TokenVerifier`` protocol), ``bearer`` (``BearerAuth``: the challenge,
-the metadata document, scope checks), ``jwt`` (``JWTVerifier``: JWTs against the issuer's JWKS) and
-``introspection`` (``IntrospectionVerifier``: RFC 7662), both fetching through ``fetching`` (a total deadline per
+the metadata document, scope checks), ``jwt`` (``JWTVerifier``: JWTs against the issuer's JWKS),
+``introspection`` (``IntrospectionVerifier``: RFC 7662) and ``dpop`` (``DPoPVerifier``: RFC 9449 proofs for
+DPoP-bound tokens, ``BearerAuth(dpop=...)``), the token verifiers fetching through ``fetching`` (a total deadline per
 fetch, concurrent fetches of one document shared, failures remembered briefly: ``VerifierUnavailableError``, 503).
 """
 
@@ -31,6 +33,7 @@ from .introspection import IntrospectionVerifier
 from .tokens import AccessToken, InvalidTokenError, TokenVerifier, VerifierUnavailableError
 
 if TYPE_CHECKING:
+    from .dpop import DPoPError, DPoPVerifier
     from .jwt import JWTVerifier
 
 __all__ = [
@@ -38,6 +41,8 @@ __all__ = [
     "AccessToken",
     "BearerAuth",
     "BearerAuthenticator",
+    "DPoPError",
+    "DPoPVerifier",
     "IntrospectionVerifier",
     "InvalidTokenError",
     "JWTVerifier",
@@ -52,6 +57,10 @@ def __getattr__(name: str) -> Any:
         from .jwt import JWTVerifier
 
         return JWTVerifier
+    if name in ("DPoPError", "DPoPVerifier"):
+        from . import dpop
+
+        return getattr(dpop, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -16,19 +16,30 @@ unreachable, slow past the fetch deadline, or junk) is 503 with ``Retry-After`` 
 by default; at least 1 s) and no challenge, so that the client keeps its token and retries; what failed (and its
 URL) is logged at WARNING, never sent. (A request with more than one ``Authorization`` header is refused with 400
 by the transport before it gets here.)
+
+DPoP (RFC 9449): with ``dpop=DPoPVerifier(...)`` a token may also come as ``Authorization: DPoP <token>`` with a
+``DPoP`` proof (checked by ``dpop``: signature, htm, htu, iat, jti replay, nonce, ath, and the proof key's
+thumbprint against the token's ``cnf.jkt``); a DPoP-bound token presented as Bearer is refused (it would let a thief
+use it without the key), and with ``DPoPVerifier(required=True)`` every Bearer token is. The 401 challenges then
+carry ``DPoP algs="..."`` (first when DPoP is required or was presented); a proof refused is 401
+``error="invalid_dpop_proof"``, a missing or stale nonce 401 ``error="use_dpop_nonce"`` with ``DPoP-Nonce``. The
+proof needs the request (method, URL, headers): the transport passes it to ``authenticate_request``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from ...transports.http.server.auth import UNAVAILABLE_CODE, Authenticated, AuthRefusal
 from .fetching import retry_after_seconds
 from .tokens import AccessToken, InvalidTokenError, TokenVerifier, VerifierUnavailableError
+
+if TYPE_CHECKING:
+    from .dpop import DPoPError, DPoPVerifier  # joserfc: loaded only by a server that checks DPoP
 
 __all__ = ["METADATA_PATH", "BearerAuth", "BearerAuthenticator"]
 
@@ -48,7 +59,8 @@ class BearerAuth:
     ``required_scopes`` (none): every request needs them. ``method_scopes`` (none): method -> scopes a request of
     that method also needs (``{"resources/read": ["files:read"]}``); tools' scopes are given at registration
     (``@server.tool(scopes=[...])``). ``scopes_supported`` (None: every scope named here and by tools) and
-    ``resource_name`` / ``resource_documentation`` (None) are published in the metadata.
+    ``resource_name`` / ``resource_documentation`` (None) are published in the metadata. ``dpop`` (None): a
+    ``DPoPVerifier`` to accept DPoP-bound tokens (see the module docstring).
     """
 
     verifier: TokenVerifier
@@ -59,6 +71,7 @@ class BearerAuth:
     scopes_supported: Collection[str] | None = None
     resource_name: str | None = None
     resource_documentation: str | None = None
+    dpop: DPoPVerifier | None = None
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.resource)
@@ -99,6 +112,9 @@ class BearerAuthenticator:
             "authorization_servers": list(config.authorization_servers),
             "bearer_methods_supported": ["header"],
         }
+        if config.dpop is not None:
+            document["dpop_signing_alg_values_supported"] = list(config.dpop.algorithms)
+            document["dpop_bound_access_tokens_required"] = config.dpop.required
         supported = config.scopes_supported if config.scopes_supported is not None else self.all_scopes()
         if supported:
             document["scopes_supported"] = sorted(supported)
@@ -109,9 +125,18 @@ class BearerAuthenticator:
         return document
 
     async def authenticate(self, authorization: str | None) -> Authenticated | AuthRefusal:
-        token = _bearer_token(authorization)
-        if token is None:
-            error = None if authorization is None else "the Authorization header is not a Bearer token"
+        return await self.authenticate_request(authorization, None)
+
+    async def authenticate_request(
+        self, authorization: str | None, scope: Mapping[str, Any] | None
+    ) -> Authenticated | AuthRefusal:
+        """``authenticate`` with the request's ASGI ``scope``, which a DPoP proof is checked against (without it,
+        no DPoP token can be accepted)."""
+        dpop = self.config.dpop
+        scheme, token = _credentials(authorization)
+        accepted = ("bearer", "dpop") if dpop is not None and not dpop.required else ("dpop",) if dpop else ("bearer",)
+        if token is None or scheme not in accepted:
+            error = None if authorization is None else f"the Authorization header is not a {self._schemes()} token"
             return self._unauthorized(error)
         try:
             access = await self.config.verifier.verify(token)
@@ -127,6 +152,14 @@ class BearerAuthenticator:
         if self.config.resource not in access.audience:
             logger.info("refused a bearer token for another audience: %s", access.audience)
             return self._unauthorized("the token is not for this resource")
+        bound = _bound_thumbprint(access.claims)
+        if scheme == "bearer" and bound is not None:
+            logger.info("refused a DPoP-bound token presented as Bearer")
+            return self._unauthorized("this token is DPoP-bound: present it with the DPoP scheme and a proof")
+        if scheme == "dpop":
+            refusal = self._check_proof(scope, token, bound)
+            if refusal is not None:
+                return refusal
         if not self._required <= access.scopes:
             return self._insufficient(self._required)
         return Authenticated(access, access.owner)
@@ -158,15 +191,51 @@ class BearerAuthenticator:
 
     # -- refusals -------------------------------------------------------------------------------------------------
 
-    def _unauthorized(self, description: str | None) -> AuthRefusal:
+    def _check_proof(self, scope: Mapping[str, Any] | None, token: str, bound: str | None) -> AuthRefusal | None:
+        """None when the request's DPoP proof holds for ``token`` (bound to ``bound``), else the refusal."""
+        from .dpop import DPoPError, request_url
+
+        dpop = self.config.dpop
+        if dpop is None or scope is None:
+            return self._unauthorized("this server cannot check DPoP proofs here", error="invalid_dpop_proof")
+        proofs = [value.decode("latin-1") for key, value in scope.get("headers", ()) if key.lower() == b"dpop"]
+        urls = (request_url(scope), self.config.resource)
+        try:
+            dpop.verify(proofs, str(scope.get("method", "")), urls, token, bound)
+        except DPoPError as refused:
+            logger.info("refused a DPoP proof: %s", refused)
+            return self._dpop_refusal(refused)
+        return None
+
+    def _dpop_refusal(self, refused: DPoPError) -> AuthRefusal:
+        refusal = self._unauthorized(str(refused), error=refused.error, dpop_first=True)
+        if refused.nonce is None:
+            return refusal
+        return replace(refusal, headers={**refusal.headers, "DPoP-Nonce": refused.nonce})
+
+    def _schemes(self) -> str:
+        dpop = self.config.dpop
+        return "DPoP" if dpop is not None and dpop.required else "Bearer or DPoP" if dpop is not None else "Bearer"
+
+    def _unauthorized(
+        self, description: str | None, *, error: str = "invalid_token", dpop_first: bool = False
+    ) -> AuthRefusal:
         params: dict[str, str] = {}
         if description is not None:
-            params |= {"error": "invalid_token", "error_description": description}
+            params |= {"error": error, "error_description": description}
         params["resource_metadata"] = self.metadata_url
         if self._required:
             params["scope"] = " ".join(sorted(self._required))
-        message = "Unauthorized: " + (description or "a bearer token is required")
-        return AuthRefusal(401, _challenge(params), message)
+        schemes = self._schemes() if self.config.dpop is not None else "bearer"
+        message = "Unauthorized: " + (description or f"a {schemes} token is required")
+        dpop = self.config.dpop
+        if dpop is None:
+            return AuthRefusal(401, _challenge(params), message)
+        algs = {"algs": " ".join(dpop.algorithms)}
+        if dpop.required or dpop_first:
+            return AuthRefusal(401, _challenge({**params, **algs}, "DPoP"), message)
+        # Both schemes are accepted: the Bearer challenge first (what Bearer-only clients read), then DPoP's.
+        return AuthRefusal(401, f"{_challenge(params)}, {_challenge(algs, 'DPoP')}", message)
 
     def _unavailable(self, retry_after: int) -> AuthRefusal:
         message = (
@@ -186,21 +255,29 @@ class BearerAuthenticator:
         return AuthRefusal(403, _challenge(params), f"Forbidden: this request needs the scopes {scope}")
 
 
-def _bearer_token(authorization: str | None) -> str | None:
+def _credentials(authorization: str | None) -> tuple[str, str | None]:
+    """The scheme (lower case) and token of an ``Authorization`` value (token None: none usable)."""
     if authorization is None or len(authorization) > MAX_AUTHORIZATION_BYTES:
-        return None
+        return "", None
     scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
-    if scheme.lower() != "bearer" or not token or " " in token:
-        return None
-    return token
+    if not token or " " in token:
+        return scheme.lower(), None
+    return scheme.lower(), token
 
 
-def _challenge(params: Mapping[str, str]) -> str:
+def _bound_thumbprint(claims: Mapping[str, Any]) -> str | None:
+    """The ``cnf.jkt`` of a token's claims (RFC 9449 §6: the key it is bound to), or None for an unbound token."""
+    cnf = claims.get("cnf")
+    jkt = cnf.get("jkt") if isinstance(cnf, Mapping) else None
+    return jkt if isinstance(jkt, str) else None
+
+
+def _challenge(params: Mapping[str, str], scheme: str = "Bearer") -> str:
     """``Bearer k="v", ...`` (RFC 6750 section 3; quotes and backslashes escaped, so a description cannot break
     out of its value)."""
     quoted = (f'{key}="{_escape(value)}"' for key, value in params.items())
-    return "Bearer " + ", ".join(quoted)
+    return f"{scheme} " + ", ".join(quoted)
 
 
 def _escape(value: str) -> str:

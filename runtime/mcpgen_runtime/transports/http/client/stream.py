@@ -458,7 +458,8 @@ async def open_http_stream(
 ) -> AsyncIterator[HTTPClientStream]:
     """A ``MessageStream`` to the streamable HTTP MCP endpoint ``url`` (e.g. ``http://127.0.0.1:8000/mcp``).
 
-    ``headers`` go on every request. ``auth`` is the auth hook (an ``HTTPAuth``, e.g. ``client.auth.OAuthProvider``).
+    ``headers`` go on every request. ``auth`` is the auth hook (an ``HTTPAuth``, e.g. ``client.auth.OAuthProvider``);
+    an ``auth`` with an ``http_auth`` (an ``httpx2.Auth``, e.g. DPoP proofs) signs every request of the default client.
     ``sse_read_timeout`` bounds the silence on an SSE stream; ``http_client`` replaces the default client (its own
     timeouts then apply). ``max_message_bytes``, ``reconnect``, ``close_timeout`` and ``max_auth_retries`` are those
     of ``HTTPClientStream``. On exit the session is ended with DELETE (unless
@@ -466,7 +467,11 @@ async def open_http_stream(
     wrapped in an ``ExceptionGroup`` by the task group that runs the POSTs.
     """
     if http_client is None:
-        client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, read=sse_read_timeout))
+        # An auth hook with an ``http_auth`` (an ``httpx2.Auth``: DPoP signs each request, method and URL, and reads
+        # the DPoP-Nonce of every answer) signs every request of the default client.
+        client = httpx2.AsyncClient(
+            timeout=httpx2.Timeout(timeout, read=sse_read_timeout), auth=getattr(auth, "http_auth", None)
+        )
     else:
         client = http_client
     body_error: BaseException | None = None

@@ -65,6 +65,7 @@ from .asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plai
 from .auth import (
     AUTH_OWNER_KEY,
     AUTH_SCOPE_KEY,
+    Authenticated,
     AuthRefusal,
     HTTPAuthenticator,
     authorization_of,
@@ -211,6 +212,8 @@ class StreamableHTTPApp:
         requests cancelled, as if it had sent ``notifications/cancelled``; a resumable stream's requests go on.
         """
         self.auth = auth
+        # Credentials bound to the request (DPoP) are checked with the request's scope: see auth.HTTPAuthenticator.
+        self._authenticate_request = getattr(auth, "authenticate_request", None)
         self.json_response = json_response
         self._origins = OriginCheck(allowed_hosts or LOCAL_HOSTS, allowed_origins)
         self._max_body_size = max_body_size
@@ -358,7 +361,12 @@ class StreamableHTTPApp:
         if self.auth is not None:
             # Before anything else: nothing of an unauthenticated request is read, routed or answered.
             header = authorization_of(scope)  # more than one Authorization header: refused (400)
-            verdict = header if isinstance(header, AuthRefusal) else await self.auth.authenticate(header)
+            if isinstance(header, AuthRefusal):
+                verdict: Authenticated | AuthRefusal = header
+            elif self._authenticate_request is not None:
+                verdict = await self._authenticate_request(header, scope)
+            else:
+                verdict = await self.auth.authenticate(header)
             if isinstance(verdict, AuthRefusal):
                 await refusal_answer(verdict)(scope, receive, send)
                 return

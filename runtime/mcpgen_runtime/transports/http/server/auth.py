@@ -11,6 +11,9 @@ provides the implementation (``server.auth.BearerAuth`` bound to a server). The 
   ``Retry-After`` when the credentials cannot be checked now, e.g. the key server is unreachable). A request with
   more than one ``Authorization`` header is refused here, before ``authenticate`` (400 ``invalid_request``: which
   one would count is ambiguous, and a proxy may check another than the server; ``authorization_of``);
+  An authenticator whose credentials are bound to the request itself (DPoP, RFC 9449: a proof signed over the
+  method and URL) also has ``authenticate_request(authorization, scope)``, called instead with the ASGI scope
+  (read-only); a refusal's ``headers`` (e.g. a ``DPoP-Nonce`` to retry with) go on the answer;
 - ``authorize(identity, method, params)`` for each request a POST carries, once decoded: None, or an ``AuthRefusal``
   (403 ``insufficient_scope``, so that clients step up).
 
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from .asgi import JSON, Answer
@@ -60,13 +63,15 @@ class Authenticated:
 class AuthRefusal:
     """A request refused: ``status`` (400, 401, 403 or 503), ``challenge`` (the ``WWW-Authenticate`` value; "" for
     none), a message for the JSON-RPC error body (never a secret nor an internal URL: it is sent to the client), its
-    JSON-RPC ``code`` and ``retry_after`` (seconds, the ``Retry-After`` of a 503; None: no header)."""
+    JSON-RPC ``code``, ``retry_after`` (seconds, the ``Retry-After`` of a 503; None: no header) and any other
+    ``headers`` the answer carries (a DPoP nonce challenge's ``DPoP-Nonce``)."""
 
     status: int
     challenge: str
     message: str
     code: int = UNAUTHORIZED_CODE
     retry_after: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 class HTTPAuthenticator(Protocol):
@@ -97,7 +102,7 @@ def authorization_of(scope: Mapping[str, Any]) -> str | AuthRefusal | None:
 
 def refusal_answer(refusal: AuthRefusal, request_id: Any = None) -> Answer:
     body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": refusal.code, "message": refusal.message}}
-    headers = {"Cache-Control": "no-store"}
+    headers = {**refusal.headers, "Cache-Control": "no-store"}
     if refusal.challenge:
         headers["WWW-Authenticate"] = refusal.challenge
     if refusal.retry_after is not None:
