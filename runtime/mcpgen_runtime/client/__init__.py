@@ -28,6 +28,11 @@
 - ``versions``: the versions the client speaks (``VersionSpec``: bindings, stubs, routes, loaded on first use) and
   the type aliases over them (``AnyClientStub``, ``AnyTool`` ...); ``errors``: the client's exceptions;
   ``capabilities``: capability paths.
+- ``skills`` (package): the skills extension (SEP-2640, ``io.modelcontextprotocol/skills``): ``SkillsClient``
+  (``client.skills``) lists and loads skills, every fetched file verified against the listed entry; PyYAML (the
+  ``skills`` extra) loads only when a skill is loaded.
+- ``apps``: MCP Apps on the host side: the ``io.modelcontextprotocol/ui`` capability (``apps_capabilities``), a
+  tool's ``_meta.ui`` (``tool_ui``, ``model_tools``) and reading a checked ``ui://`` resource (``read_ui_resource``).
 - ``auth`` (package): OAuth 2.1 (``OAuthProvider`` for ``connect_http(url, auth=...)``; authlib loads only when it
   is used).
 
@@ -64,6 +69,18 @@ from .input_required import DEFAULT_MAX_INPUT_ROUNDS, InputRequiredError
 from .list_cache import ListCache
 from .modern import DEFAULT_DISCOVER_TIMEOUT
 from .settings import DEFAULT_MAX_PAGES, DEFAULT_REQUEST_TIMEOUT
+from .skills import (
+    SKILLS_EXTENSION,
+    InvalidSkillEntryError,
+    LoadedSkill,
+    SkillEntry,
+    SkillError,
+    SkillFile,
+    SkillsClient,
+    SkillVerificationError,
+    UnknownSkillError,
+    UnverifiableSkillError,
+)
 from .subscriptions import DEFAULT_MAX_PENDING, Subscription, SubscriptionLostError
 from .targets import HTTP, ConnectTarget, InProcess, InProcessServer, Stdio
 from .task_info import TASKS_EXTENSION, TaskInfo
@@ -116,6 +133,7 @@ __all__ = [
     "LATEST_MODERN_VERSION",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
+    "SKILLS_EXTENSION",
     "SUPPORTED_VERSIONS",
     "TASKS_EXTENSION",
     "AnyCallToolResult",
@@ -135,9 +153,16 @@ __all__ = [
     "InProcessServer",
     "InputRequiredError",
     "InvalidResultError",
+    "InvalidSkillEntryError",
     "ListCache",
+    "LoadedSkill",
     "MalformedResponseError",
     "PaginationError",
+    "SkillEntry",
+    "SkillError",
+    "SkillFile",
+    "SkillVerificationError",
+    "SkillsClient",
     "Stdio",
     "Subscription",
     "SubscriptionLostError",
@@ -145,6 +170,8 @@ __all__ = [
     "TaskHandle",
     "TaskInfo",
     "TaskPolling",
+    "UnknownSkillError",
     "UnsupportedVersionError",
+    "UnverifiableSkillError",
     "VersionMismatchError",
 ]

@@ -14,4 +14,6 @@ Modules, bottom up:
 - ``signatures``: a function's signature -> its JSON schemas and the call that binds validated arguments.
 - ``definitions``: tool, resource, resource template, prompt and completion definitions built from functions.
 - ``registry``: ``Registry``, what a server serves, and the decorators that fill it.
+- ``apps``: MCP Apps (``io.modelcontextprotocol/ui``): ``ui://`` UI resources and tools bound to them
+  (``add_ui_resource``, ``app_tool``, ``client_supports_apps``), over a ``Registry``.
 """
