@@ -19,7 +19,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from harness import Outcome, Suite, install_suite, required_scenarios, run_server_scenario, running_server
+from harness import (
+    Outcome,
+    Suite,
+    all_scenarios,
+    install_suite,
+    required_scenarios,
+    run_server_scenario,
+    run_suite_all,
+    running_server,
+)
 
 # What each requirement set scores, as of the pinned suite (test_every_scored_server_scenario_is_run keeps it true).
 SCORED = {
@@ -202,3 +211,100 @@ def test_the_suite_still_skips_what_is_excused(outcomes: dict[tuple[str, str], O
     assert not any(
         check.get("status") == "SUCCESS" for check in outcome.checks
     ), f"{scenario} is checked now: remove it from SKIPPED_BY_THE_SUITE"
+
+
+# -- a bare ``--suite all`` ----------------------------------------------------------------------------------------
+
+# Every server scenario of the pinned suite: what a bare ``--suite all`` runs (pending, added-after-release and
+# extension scenarios included, each at the wire the suite picks for it), judged strictly: a scenario passes with at
+# least one SUCCESS of its own checks (the generic wire-schema check does not count), no FAILURE and no WARNING.
+SUITE_ALL_SERVER = (
+    "server-initialize",
+    "server-session-lifecycle",
+    "server-stateless",
+    "logging-set-level",
+    "ping",
+    "completion-complete",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-with-logging",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "json-schema-2020-12",
+    "elicitation-sep1034-defaults",
+    "server-sse-polling",
+    "server-sse-multiple-streams",
+    "elicitation-sep1330-enums",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "resources-subscribe",
+    "resources-unsubscribe",
+    "sep-2164-resource-not-found",
+    "sep-2640-skills-directory",
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "dns-rebinding-protection",
+    "caching",
+    "http-header-validation",
+    "http-custom-header-server-validation",
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-missing-input-response",
+    "input-required-result-non-tool-request",
+    "input-required-result-result-type",
+    "input-required-result-unsupported-methods",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+)
+
+
+@pytest.fixture(scope="module")
+def suite_all(suite: Suite) -> Iterator[dict[str, Outcome]]:
+    """The outcome of every scenario of one bare ``--suite all`` run against a server process of its own."""
+    with running_server() as url, tempfile.TemporaryDirectory(prefix="mcpgen-conformance-all-") as root:
+        outcomes, _ = run_suite_all(suite, "server", url, Path(root))
+        yield outcomes
+
+
+def test_suite_all_runs_every_server_scenario(suite: Suite) -> None:
+    """A new pin that adds or renames a server scenario must be looked at, not silently left out."""
+    assert set(all_scenarios(suite, "server")) == set(SUITE_ALL_SERVER)
+
+
+@pytest.mark.parametrize("scenario", SUITE_ALL_SERVER)
+def test_suite_all_server_scenario(suite_all: dict[str, Outcome], scenario: str) -> None:
+    outcome = suite_all.get(scenario)
+    if outcome is None:
+        pytest.fail(f"--suite all reported nothing for {scenario!r}", pytrace=False)
+    outcome.judge(REQUIRED_CHECKS.get(scenario, ()), nothing_checked_ok=scenario in SKIPPED_BY_THE_SUITE)
+    if outcome.problems:
+        pytest.fail(outcome.report(), pytrace=False)

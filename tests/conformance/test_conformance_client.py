@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Outcome, Suite, install_suite, required_scenarios, run_client_scenario
+from harness import (
+    Outcome,
+    Suite,
+    all_scenarios,
+    install_suite,
+    required_scenarios,
+    run_client_scenario,
+    run_suite_all,
+)
 
 # The headline check of each auth scenario (beyond which, as for every scenario, no check may fail or warn).
 AUTH_CHECKS: dict[str, tuple[str, ...]] = {
@@ -240,3 +248,107 @@ def test_extension_scenario_is_reported(suite: Suite, scenario: str, tmp_path: P
     outcome = run_extension_scenario(suite, scenario, tmp_path)
     if outcome.problems:
         pytest.skip(f"extension scenario not passing (reported, not scored): {outcome.report()}")
+
+
+# -- a bare ``--suite all`` ----------------------------------------------------------------------------------------
+
+# Every client scenario of the pinned suite: what a bare ``--suite all`` runs (all at once; pending, back-compat and
+# extension scenarios included), judged strictly as the server's are (test_conformance.py).
+SUITE_ALL_CLIENT = (
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+    "request-metadata",
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+)
+# The scenarios where the client is meant to give up (the suite's ``allowClientError``: a refused authorization
+# server, a skill that fails verification, a tool whose header mapping is invalid): our client exits 1 there, and
+# everywhere else a failed exit is a problem even when the checks pass.
+CLIENT_MAY_FAIL = frozenset(
+    {
+        "auth/scope-retry-limit",
+        "auth/resource-mismatch",
+        "auth/iss-supported-missing",
+        "auth/iss-wrong-issuer",
+        "auth/iss-unexpected",
+        "auth/iss-normalized",
+        "auth/metadata-issuer-mismatch",
+        "http-invalid-tool-headers",
+        "sep-2640-client-verify-digest",
+        "sep-2640-client-verify-size",
+        "sep-2640-client-verify-frontmatter",
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def suite_all(suite: Suite) -> Iterator[dict[str, Outcome]]:
+    """The outcome of every scenario of one bare ``--suite all`` run of our client."""
+    command = shlex.join([sys.executable, str(Path(__file__).parent / "client.py")])
+    with tempfile.TemporaryDirectory(prefix="mcpgen-conformance-client-all-") as root:
+        outcomes, _ = run_suite_all(suite, "client", command, Path(root))
+        yield outcomes
+
+
+def test_suite_all_runs_every_client_scenario(suite: Suite) -> None:
+    """A new pin that adds or renames a client scenario must be looked at, not silently left out."""
+    assert set(all_scenarios(suite, "client")) == set(SUITE_ALL_CLIENT)
+
+
+@pytest.mark.parametrize("scenario", SUITE_ALL_CLIENT)
+def test_suite_all_client_scenario(suite_all: dict[str, Outcome], scenario: str) -> None:
+    outcome = suite_all.get(scenario)
+    if outcome is None:
+        pytest.fail(f"--suite all reported nothing for {scenario!r}", pytrace=False)
+    outcome.judge(tolerated=TOLERATED_WARNINGS.get(scenario, ()))
+    # The bare run does not keep each client's exit status: our client's last words say whether it gave up.
+    gave_up = (
+        f"scenario {scenario} failed" in outcome.client_output or "usage: MCP_CONFORMANCE" in outcome.client_output
+    )
+    if gave_up and scenario not in CLIENT_MAY_FAIL:
+        outcome.problems.append("our client failed (its output below), where the scenario expects it to finish")
+    if outcome.problems:
+        pytest.fail(outcome.report(), pytrace=False)
