@@ -25,14 +25,13 @@ import anyio
 import client_dpop
 import client_grants
 import client_skills
-from client_kit import ClientScenario, authorized_calls
+from client_kit import ClientScenario, authorized_calls, oauth_provider
 
 import mcp_bindings.v2025_11_25 as v4
 from mcpgen_runtime import Client
 from mcpgen_runtime.client import MODERN_VERSIONS, ClientContext
 from mcpgen_runtime.client.auth import (
     ClientCredentialsProvider,
-    ClientMetadata,
     OAuthProvider,
     PreRegisteredClient,
     PrivateKeyJWT,
@@ -172,25 +171,6 @@ async def list_tools(client: Client) -> None:
     logger.info("tools/list -> %s", [tool.name for tool in tools])
 
 
-# The auth scenarios' client: a redirect URI nobody listens on (the mock authorization server redirects at once,
-# and ``follow_redirect`` reads its Location instead of a browser), and the client ID metadata document URL the
-# suite expects (auth/basic-cimd).
-REDIRECT_URI = "http://localhost:3000/callback"
-CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
-
-
-async def follow_redirect(authorization_url: str) -> str:
-    """The user's part of the flow, for a mock server that consents at once: where it redirects to."""
-    import httpx2
-
-    async with httpx2.AsyncClient(timeout=10.0, follow_redirects=False) as http:
-        response = await http.get(authorization_url)
-    location = response.headers.get("location")
-    if response.status_code not in (302, 303) or not location:
-        raise RuntimeError(f"the authorization endpoint answered HTTP {response.status_code} without a redirect")
-    return str(location)
-
-
 def auth_provider(url: str, scenario: str) -> OAuthProvider | ClientCredentialsProvider:
     """The provider an auth scenario needs, from what its context gives."""
     given = context()
@@ -202,46 +182,8 @@ def auth_provider(url: str, scenario: str) -> OAuthProvider | ClientCredentialsP
     pre = None
     if "client_id" in given:
         pre = PreRegisteredClient(given["client_id"], given.get("client_secret"), given.get("issuer"))
-    return OAuthProvider(
-        url,
-        client_metadata=ClientMetadata([REDIRECT_URI], client_name="mcpgen-conformance-client"),
-        redirect_handler=follow_redirect,
-        client_id_metadata_url=CLIENT_METADATA_URL,
-        pre_registered=pre,
-    )
+    return oauth_provider(url, pre_registered=pre)
 
-
-AUTH_SCENARIOS = (
-    "auth/metadata-default",
-    "auth/metadata-var1",
-    "auth/metadata-var2",
-    "auth/metadata-var3",
-    "auth/basic-cimd",
-    "auth/scope-from-www-authenticate",
-    "auth/scope-from-scopes-supported",
-    "auth/scope-omitted-when-undefined",
-    "auth/scope-step-up",
-    "auth/scope-retry-limit",
-    "auth/token-endpoint-auth-basic",
-    "auth/token-endpoint-auth-post",
-    "auth/token-endpoint-auth-none",
-    "auth/pre-registration",
-    "auth/resource-mismatch",
-    "auth/offline-access-scope",
-    "auth/offline-access-not-supported",
-    "auth/authorization-server-migration",
-    "auth/iss-supported",
-    "auth/iss-not-advertised",
-    "auth/iss-supported-missing",
-    "auth/iss-wrong-issuer",
-    "auth/iss-unexpected",
-    "auth/iss-normalized",
-    "auth/metadata-issuer-mismatch",
-    "auth/2025-03-26-oauth-metadata-backcompat",
-    "auth/2025-03-26-oauth-endpoint-fallback",
-    "auth/client-credentials-basic",
-    "auth/client-credentials-jwt",
-)
 
 SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "initialize": basic,
@@ -254,7 +196,6 @@ SCENARIOS: dict[str, Callable[[Client], Awaitable[None]]] = {
     "http-custom-headers": custom_headers,
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": list_tools,
-    **{name: authorized_calls for name in AUTH_SCENARIOS},
 }
 # The extensions' scenarios, each module's own (body, auth provider, connect options).
 EXTENSION_SCENARIOS: dict[str, ClientScenario] = {
@@ -263,6 +204,12 @@ EXTENSION_SCENARIOS: dict[str, ClientScenario] = {
     **client_grants.SCENARIOS,
 }
 SCENARIOS.update({name: scenario.body for name, scenario in EXTENSION_SCENARIOS.items()})
+
+
+def scenario_body(scenario: str) -> Callable[[Client], Awaitable[None]] | None:
+    """What the client does in ``scenario`` (every other ``auth/*`` scenario: ``authorized_calls``); None: not
+    implemented."""
+    return SCENARIOS.get(scenario) or (authorized_calls if scenario.startswith("auth/") else None)
 
 
 async def main(url: str, scenario: str) -> None:
@@ -278,7 +225,9 @@ async def main(url: str, scenario: str) -> None:
     ) as client:
         server = client.server_info.name if client.server_info is not None else "(unnamed)"
         logger.info("connected (%s): MCP %s, server %s", mode, client.protocol_version, server)
-        await SCENARIOS[scenario](client)
+        body = scenario_body(scenario)
+        assert body is not None  # checked before connecting
+        await body(client)
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -291,8 +240,9 @@ def leaves(exc: BaseException) -> list[BaseException]:
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    if len(sys.argv) != 2 or scenario not in SCENARIOS:
-        print(f"usage: MCP_CONFORMANCE_SCENARIO={{{','.join(SCENARIOS)}}} {sys.argv[0]} SERVER_URL", file=sys.stderr)
+    if len(sys.argv) != 2 or scenario_body(scenario) is None:
+        names = ",".join([*SCENARIOS, "auth/*"])
+        print(f"usage: MCP_CONFORMANCE_SCENARIO={{{names}}} {sys.argv[0]} SERVER_URL", file=sys.stderr)
         sys.exit(2)
     try:
         anyio.run(main, sys.argv[1], scenario)

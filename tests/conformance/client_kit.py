@@ -13,11 +13,42 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
+
 from mcpgen_runtime import Client
+from mcpgen_runtime.client.auth import ClientMetadata, OAuthProvider, PreRegisteredClient
 
 ScenarioBody = Callable[[Client], Awaitable[None]]
 AuthFactory = Callable[[str, Mapping[str, Any]], Any]
 logger = logging.getLogger("conformance-client")
+
+# The auth scenarios' client: a redirect URI nobody listens on (the mock authorization server redirects at once,
+# and ``follow_redirect`` reads its Location instead of a browser), and the client ID metadata document URL the
+# suite expects (auth/basic-cimd).
+REDIRECT_URI = "http://localhost:3000/callback"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+async def follow_redirect(authorization_url: str) -> str:
+    """The user's part of the flow, for a mock server that consents at once: where it redirects to."""
+    async with httpx2.AsyncClient(timeout=10.0, follow_redirects=False) as http:
+        response = await http.get(authorization_url)
+    location = response.headers.get("location")
+    if response.status_code not in (302, 303) or not location:
+        raise RuntimeError(f"the authorization endpoint answered HTTP {response.status_code} without a redirect")
+    return str(location)
+
+
+def oauth_provider(url: str, *, pre_registered: PreRegisteredClient | None = None, dpop: bool = False) -> OAuthProvider:
+    """The authorization code flow's provider of the auth scenarios (``dpop``: with DPoP proofs)."""
+    return OAuthProvider(
+        url,
+        client_metadata=ClientMetadata([REDIRECT_URI], client_name="mcpgen-conformance-client"),
+        redirect_handler=follow_redirect,
+        client_id_metadata_url=CLIENT_METADATA_URL,
+        pre_registered=pre_registered,
+        dpop=dpop,
+    )
 
 
 async def authorized_calls(client: Client) -> None:

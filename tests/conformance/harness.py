@@ -338,10 +338,12 @@ def run_client_scenario(
     tolerated: Sequence[str] = (),
     *,
     spec_version: str = SPEC_VERSION,
+    force: bool = False,
 ) -> Outcome:
+    """``force``: run a scenario the CLI would skip at ``spec_version`` (an extension's)."""
     # The suite splits the command on spaces and re-joins it for a shell, so shell quoting survives.
     command = shlex.join([sys.executable, str(HERE / "client.py")])
-    outcome = _run(suite, scenario, ["client", "--command", command], out_dir, spec_version)
+    outcome = _run(suite, scenario, ["client", "--command", command], out_dir, spec_version, force)
     return outcome.judge(required, client=True, tolerated=tolerated)
 
 

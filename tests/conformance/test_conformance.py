@@ -125,6 +125,10 @@ EXTENSION = {
         "tasks-status-notifications",
         "tasks-required-task-error",
         "tasks-mrtr-composition",
+        # The skills extension (SEP-2640): server.py serves tests/conformance/skills with server.add_skills.
+        "sep-2640-skills-directory",
+        "sep-2640-skills-enumeration",
+        "sep-2640-skills-manifest",
     ),
 }
 FORCED = frozenset(scenario for scenarios in EXTENSION.values() for scenario in scenarios)
@@ -215,76 +219,11 @@ def test_the_suite_still_skips_what_is_excused(outcomes: dict[tuple[str, str], O
 
 # -- a bare ``--suite all`` ----------------------------------------------------------------------------------------
 
-# Every server scenario of the pinned suite: what a bare ``--suite all`` runs (pending, added-after-release and
+# Every server scenario of the pinned suite (the ones this module runs one by one, which
+# test_suite_all_runs_every_server_scenario holds to the suite's list): what a bare ``--suite all`` runs (pending, added-after-release and
 # extension scenarios included, each at the wire the suite picks for it), judged strictly: a scenario passes with at
 # least one SUCCESS of its own checks (the generic wire-schema check does not count), no FAILURE and no WARNING.
-SUITE_ALL_SERVER = (
-    "server-initialize",
-    "server-session-lifecycle",
-    "server-stateless",
-    "logging-set-level",
-    "ping",
-    "completion-complete",
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-image",
-    "tools-call-audio",
-    "tools-call-embedded-resource",
-    "tools-call-mixed-content",
-    "tools-call-with-logging",
-    "tools-call-error",
-    "tools-call-with-progress",
-    "tools-call-sampling",
-    "tools-call-elicitation",
-    "json-schema-2020-12",
-    "elicitation-sep1034-defaults",
-    "server-sse-polling",
-    "server-sse-multiple-streams",
-    "elicitation-sep1330-enums",
-    "resources-list",
-    "resources-read-text",
-    "resources-read-binary",
-    "resources-templates-read",
-    "resources-subscribe",
-    "resources-unsubscribe",
-    "sep-2164-resource-not-found",
-    "sep-2640-skills-directory",
-    "sep-2640-skills-enumeration",
-    "sep-2640-skills-manifest",
-    "prompts-list",
-    "prompts-get-simple",
-    "prompts-get-with-args",
-    "prompts-get-embedded-resource",
-    "prompts-get-with-image",
-    "dns-rebinding-protection",
-    "caching",
-    "http-header-validation",
-    "http-custom-header-server-validation",
-    "tasks-lifecycle",
-    "tasks-capability-negotiation",
-    "tasks-wire-fields",
-    "tasks-request-state-removal",
-    "tasks-mrtr-input",
-    "tasks-request-headers",
-    "tasks-dispatch-and-envelope",
-    "tasks-status-notifications",
-    "tasks-required-task-error",
-    "tasks-mrtr-composition",
-    "input-required-result-basic-elicitation",
-    "input-required-result-basic-sampling",
-    "input-required-result-basic-list-roots",
-    "input-required-result-request-state",
-    "input-required-result-multiple-input-requests",
-    "input-required-result-multi-round",
-    "input-required-result-missing-input-response",
-    "input-required-result-non-tool-request",
-    "input-required-result-result-type",
-    "input-required-result-unsupported-methods",
-    "input-required-result-tampered-state",
-    "input-required-result-capability-check",
-    "input-required-result-ignore-extra-params",
-    "input-required-result-validate-input",
-)
+SUITE_ALL_SERVER = tuple(dict.fromkeys(scenario for _, scenario in CASES))
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,9 @@
 """The official conformance suite's client scenarios against ``client.py`` (mcpgen's ``Client``), at both scored
 requirement sets: every client scenario of ``--requirements 2026-07-28`` (32, 27 of them ``auth/*``) and
 ``--requirements 2025-11-25`` (18, 14 ``auth/*``: the OAuth provider of ``mcpgen_runtime.client.auth`` against the
-suite's mock authorization servers). The extension scenarios the client implements (client credentials) are run
-and reported, not scored: a failing one is a skip with the report, never a failure.
+suite's mock authorization servers). The scenarios no requirement set scores (added after a release, the 2025-03-26
+back-compat pair, and the extensions': client credentials, DPoP, enterprise-managed authorization, workload
+identity, skills) must pass too, and a bare ``--suite all`` runs every scenario once more, all at once.
 
 The scenarios run in parallel, a few at a time (``PARALLEL``), in one module-scoped fixture: each is a Node process
 (the suite and its mock server) plus our client's Python process, mostly waiting on each other, so running them
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -85,11 +85,58 @@ AUTH_CHECKS_MODERN: dict[str, tuple[str, ...]] = {
     "auth/iss-normalized": ("sep-2468-client-no-normalization",),
     "auth/metadata-issuer-mismatch": ("sep-2468-client-validate-metadata-issuer",),
 }
-# Extension scenarios (not on the spec timeline, so run with --force): reported, not scored.
+# Scenario -> the checks that must be SUCCESS, for the scenarios no requirement set scores: added after the release
+# or before it (the 2025-03-26 back-compat pair), at the revision they run at, and the extension scenarios (on no
+# revision's timeline: run with --force at the 2026-07-28 wire), each passed all the same.
+UNSCORED_SCENARIOS: dict[str, dict[str, tuple[str, ...]]] = {
+    "2025-03-26": {
+        "auth/2025-03-26-oauth-metadata-backcompat": (
+            "authorization-server-metadata",
+            "pkce-verifier-matches-challenge",
+        ),
+        "auth/2025-03-26-oauth-endpoint-fallback": ("client-registration", "token-request"),
+    },
+    "2025-11-25": {
+        "json-schema-2020-12-preservation": (
+            "json-schema-2020-12-client-tool-found",
+            "json-schema-2020-12-client-echo-completed",
+        ),
+    },
+    "2026-07-28": {
+        "json-schema-2020-12-preservation": (
+            "json-schema-2020-12-client-tool-found",
+            "json-schema-2020-12-client-echo-completed",
+        ),
+    },
+}
 EXTENSION_SCENARIOS: dict[str, tuple[str, ...]] = {
+    # Machine-to-machine client credentials (SEP-1046).
     "auth/client-credentials-basic": ("client-credentials-basic-auth",),
     "auth/client-credentials-jwt": ("client-credentials-jwt-verified",),
+    # DPoP (RFC 9449, SEP-1932): proofs on the token request and every MCP request, nonces from both servers.
+    "auth/dpop": (
+        "sep-1932-client-token-request-proof",
+        "sep-1932-client-dpop-auth-scheme",
+        "sep-1932-client-fresh-proof",
+    ),
+    "auth/dpop-nonce": (
+        "sep-1932-client-token-request-proof",
+        "sep-1932-client-dpop-auth-scheme",
+        "sep-1932-client-fresh-proof",
+        "sep-1932-client-as-nonce",
+        "sep-1932-client-rs-nonce",
+    ),
+    # Enterprise-managed authorization: the IdP's token exchange for an ID-JAG, then the JWT bearer grant.
+    "auth/enterprise-managed-authorization": ("complete-flow-token-exchange", "complete-flow-jwt-bearer"),
+    # Workload identity federation: the RFC 7523 JWT bearer grant with the workload's own JWT.
+    "auth/wif-jwt-bearer": ("wif-assertion-verified",),
+    # The skills extension (SEP-2640) on the host side: nothing fetched ahead of need, every read verified.
+    "sep-2640-client-no-prefetch": ("sep-2640-host-no-prefetch",),
+    "sep-2640-client-verify-digest": ("sep-2640-host-verify-digest",),
+    "sep-2640-client-verify-size": ("sep-2640-host-size-mismatch-failure",),
+    "sep-2640-client-verify-frontmatter": ("sep-2640-host-frontmatter-comparison",),
 }
+EXTENSION_WIRE = "2026-07-28"
 
 # Scenario -> the checks that must be SUCCESS (not merely absent), by requirement set.
 CLIENT_SCENARIOS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -164,7 +211,21 @@ TOLERATED_WARNINGS = {"sse-retry": ("client-sse-retry-timing",)}
 # Scenarios run at once: each is two processes that mostly wait on each other; CI has 2 cores, and sse-retry's timing
 # check must not starve.
 PARALLEL = 4
-CASES = [(revision, scenario) for revision, scenarios in CLIENT_SCENARIOS.items() for scenario in scenarios]
+# (revision, scenario, required checks, forced), every scenario this module runs one by one.
+RUNS = [
+    *(
+        (revision, scenario, required, False)
+        for revision, table in CLIENT_SCENARIOS.items()
+        for scenario, required in table.items()
+    ),
+    *(
+        (revision, scenario, required, False)
+        for revision, table in UNSCORED_SCENARIOS.items()
+        for scenario, required in table.items()
+    ),
+    *((EXTENSION_WIRE, scenario, required, True) for scenario, required in EXTENSION_SCENARIOS.items()),
+]
+CASES = [(revision, scenario) for revision, scenario, _, _ in RUNS]
 
 
 @pytest.fixture(scope="module")
@@ -177,18 +238,18 @@ def outcomes(suite: Suite) -> Iterator[dict[tuple[str, str], Outcome]]:
     """Every scenario's outcome, run in parallel once for the module."""
     with tempfile.TemporaryDirectory(prefix="mcpgen-conformance-client-") as root:
 
-        def run(case: tuple[str, str]) -> Outcome:
-            revision, scenario = case
+        def run(case: tuple[str, str, tuple[str, ...], bool]) -> Outcome:
+            revision, scenario, required, force = case
             out_dir = Path(root) / f"{revision}-{scenario.replace('/', '_')}"
             out_dir.mkdir()
-            required = CLIENT_SCENARIOS[revision][scenario]
+            tolerated = TOLERATED_WARNINGS.get(scenario, ())
             outcome = run_client_scenario(
-                suite, scenario, out_dir, required, TOLERATED_WARNINGS.get(scenario, ()), spec_version=revision
+                suite, scenario, out_dir, required, tolerated, spec_version=revision, force=force
             )
             return nested_outcome(outcome, out_dir, required) if "/" in scenario else outcome
 
         with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-            yield dict(zip(CASES, pool.map(run, CASES), strict=True))
+            yield dict(zip(CASES, pool.map(run, RUNS), strict=True))
 
 
 @pytest.mark.parametrize("revision", sorted(CLIENT_SCENARIOS))
@@ -229,81 +290,12 @@ def nested_outcome(outcome: Outcome, out_dir: Path, required: tuple[str, ...]) -
     return again.judge(required, client=True)
 
 
-def run_extension_scenario(suite: Suite, scenario: str, out_dir: Path) -> Outcome:
-    """An extension scenario, which the suite runs only with ``--force`` (the harness always names a version)."""
-    command = shlex.join([sys.executable, str(Path(__file__).parent / "client.py")])
-    args = ["client", "--command", command, "--scenario", scenario, "--force", "-o", str(out_dir)]
-    done = subprocess.run(
-        suite.command(*args), env=suite.node.env(), capture_output=True, text=True, timeout=180, cwd=out_dir
-    )
-    checks, client_output = read_results(out_dir)
-    outcome = Outcome(scenario, done.returncode, checks, done.stdout + done.stderr, client_output)
-    return outcome.judge(EXTENSION_SCENARIOS[scenario], client=True)
-
-
-@pytest.mark.parametrize("scenario", sorted(EXTENSION_SCENARIOS))
-def test_extension_scenario_is_reported(suite: Suite, scenario: str, tmp_path: Path) -> None:
-    """Machine-to-machine client credentials (SEP-1046): reported, not scored, so a failure is a skip that shows
-    the report (``-ra``)."""
-    outcome = run_extension_scenario(suite, scenario, tmp_path)
-    if outcome.problems:
-        pytest.skip(f"extension scenario not passing (reported, not scored): {outcome.report()}")
-
-
 # -- a bare ``--suite all`` ----------------------------------------------------------------------------------------
 
-# Every client scenario of the pinned suite: what a bare ``--suite all`` runs (all at once; pending, back-compat and
-# extension scenarios included), judged strictly as the server's are (test_conformance.py).
-SUITE_ALL_CLIENT = (
-    "initialize",
-    "tools_call",
-    "elicitation-sep1034-client-defaults",
-    "sse-retry",
-    "request-metadata",
-    "auth/metadata-default",
-    "auth/metadata-var1",
-    "auth/metadata-var2",
-    "auth/metadata-var3",
-    "auth/basic-cimd",
-    "auth/scope-from-www-authenticate",
-    "auth/scope-from-scopes-supported",
-    "auth/scope-omitted-when-undefined",
-    "auth/scope-step-up",
-    "auth/scope-retry-limit",
-    "auth/token-endpoint-auth-basic",
-    "auth/token-endpoint-auth-post",
-    "auth/token-endpoint-auth-none",
-    "auth/pre-registration",
-    "auth/2025-03-26-oauth-metadata-backcompat",
-    "auth/2025-03-26-oauth-endpoint-fallback",
-    "auth/resource-mismatch",
-    "auth/offline-access-scope",
-    "auth/offline-access-not-supported",
-    "auth/authorization-server-migration",
-    "auth/iss-supported",
-    "auth/iss-not-advertised",
-    "auth/iss-supported-missing",
-    "auth/iss-wrong-issuer",
-    "auth/iss-unexpected",
-    "auth/iss-normalized",
-    "auth/metadata-issuer-mismatch",
-    "auth/client-credentials-jwt",
-    "auth/client-credentials-basic",
-    "auth/enterprise-managed-authorization",
-    "auth/dpop",
-    "auth/dpop-nonce",
-    "auth/wif-jwt-bearer",
-    "sep-2322-client-request-state",
-    "http-standard-headers",
-    "http-custom-headers",
-    "http-invalid-tool-headers",
-    "json-schema-ref-no-deref",
-    "json-schema-2020-12-preservation",
-    "sep-2640-client-no-prefetch",
-    "sep-2640-client-verify-digest",
-    "sep-2640-client-verify-size",
-    "sep-2640-client-verify-frontmatter",
-)
+# Every client scenario of the pinned suite (the ones this module runs one by one, which
+# test_suite_all_runs_every_client_scenario holds to the suite's list): what a bare ``--suite all`` runs, all at once,
+# judged strictly as the server's are (test_conformance.py).
+SUITE_ALL_CLIENT = tuple(dict.fromkeys(scenario for _, scenario in CASES))
 # The scenarios where the client is meant to give up (the suite's ``allowClientError``: a refused authorization
 # server, a skill that fails verification, a tool whose header mapping is invalid): our client exits 1 there, and
 # everywhere else a failed exit is a problem even when the checks pass.
