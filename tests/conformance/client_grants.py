@@ -21,7 +21,6 @@ from client_kit import ClientScenario
 
 from mcpgen_runtime import Client
 from mcpgen_runtime.client.auth import (
-    ENTERPRISE_MANAGED_AUTHORIZATION,
     EnterpriseAuthProvider,
     WorkloadIdentityProvider,
 )
@@ -57,9 +56,8 @@ async def schema_round_trip(client: Client) -> None:
 
 
 SCENARIOS: dict[str, ClientScenario] = {
-    "auth/enterprise-managed-authorization": ClientScenario(
-        auth=enterprise, options={"capabilities": {"extensions": {ENTERPRISE_MANAGED_AUTHORIZATION: {}}}}
-    ),
+    # The provider's client_capabilities (the extension) are declared by Client.connect itself.
+    "auth/enterprise-managed-authorization": ClientScenario(auth=enterprise),
     "auth/wif-jwt-bearer": ClientScenario(auth=workload),
     "json-schema-2020-12-preservation": ClientScenario(body=schema_round_trip),
 }

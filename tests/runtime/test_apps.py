@@ -22,21 +22,22 @@ import anyio
 import pytest
 from sdk_apps_server import APP_HTML, APP_URI, BARE_URI, CSP, DOMAIN, PERMISSIONS
 
-from mcpgen_runtime.client import Client
-from mcpgen_runtime.client.apps import (
-    APP_MIME_TYPE,
-    EXTENSION_ID,
-    AppsError,
-    ToolUi,
-    apps_capabilities,
-    model_tools,
-    read_ui_resource,
-    tool_ui,
-    ui_resource_from_contents,
-)
+import mcpgen_runtime.client.apps
+import mcpgen_runtime.server.authoring.apps
+from mcpgen_runtime.client import AppsError, Client, apps_capabilities, model_tools, read_ui_resource, tool_ui
+from mcpgen_runtime.client.apps import ToolUi, ui_resource_from_contents
 from mcpgen_runtime.jsonrpc import JSONRPCError
-from mcpgen_runtime.server import Context, Server
-from mcpgen_runtime.server.authoring.apps import Csp, Permissions, add_ui_resource, app_tool, client_supports_apps
+from mcpgen_runtime.protocol.apps import APP_MIME_TYPE, EXTENSION_ID, is_csp_origin, is_sandbox_domain
+from mcpgen_runtime.server import (
+    Context,
+    Csp,
+    Permissions,
+    Server,
+    add_ui_resource,
+    app_tool,
+    client_supports_apps,
+)
+from mcpgen_runtime.server.authoring.definitions import ToolDef
 
 pytestmark = pytest.mark.anyio
 
@@ -146,6 +147,8 @@ def apps_server() -> Server:
         ({"csp": {"frameDomains": ["javascript://x"]}}, "is not an origin"),
         ({"permissions": {"camera": True}}, "empty object"),
         ({"permissions": {"usb": {}}}, "unknown key(s) 'usb'"),
+        ({"csp": "https://a.example"}, "a Csp or a mapping of connectDomains"),
+        ({"permissions": ["camera"]}, "a Permissions or a mapping of camera"),
         ({"domain": "a.example; frame-ancestors *"}, "host name"),
         ({"prefers_border": "yes"}, "True, False or None"),
     ],
@@ -189,6 +192,12 @@ def test_typed_csp_and_permissions_give_the_same_wire_as_mappings() -> None:
         ("ui://app/main.html", {"visibility": ["app", "app"]}, "'model' and 'app'"),
         ("ui://app/main.html", {"visibility": "app"}, "a list"),
         ("ui://app/main.html", {"meta": {"ui": {}}}, "owns _meta['ui']"),
+        ("ui://app/main.html", {"meta": ["ui"]}, "a mapping of more _meta keys"),
+        (
+            "ui://app/main.html",
+            {"meta": {"com.example/x": {1, 2}}},
+            "_meta.com.example/x is a set, which has no JSON form",
+        ),
         ("ui://app/text.txt", {}, "not text/html;profile=mcp-app"),
     ],
 )
@@ -217,6 +226,7 @@ def test_app_tool_keeps_the_registry_options() -> None:
         return "shown"
 
     tool = server.tools["show.app"]
+    assert type(tool) is ToolDef  # the registry's own definition, its _meta from meta=
     assert tool.describe()["_meta"] == {"ui": {"resourceUri": "ui://app/main.html"}}
     assert tool.describe()["execution"] == {"taskSupport": "optional"}
     assert server.tool_scopes["show.app"] == frozenset({"read"})
@@ -349,3 +359,13 @@ async def test_client_supports_apps_in_process() -> None:
             async with Client.connect(server, version=version, capabilities=capabilities) as client:
                 await client.call_tool("show", {})
     assert answers == [True, True, False, False, False, False]
+
+
+def test_both_sides_share_the_wire_names_and_the_origin_rule() -> None:
+    for side in (mcpgen_runtime.server.authoring.apps, mcpgen_runtime.client.apps):
+        assert (side.EXTENSION_ID, side.APP_MIME_TYPE) == (EXTENSION_ID, APP_MIME_TYPE)
+    for origin in ("https://a.example", "wss://*.live.example:8443", "http://localhost:3000"):
+        assert is_csp_origin(origin)
+    for not_origin in ("https://a.example/", "https://a.example; script-src *", "ftp://a.example", "'self'", 1):
+        assert not is_csp_origin(not_origin)
+    assert is_sandbox_domain("abc.example.com:8080") and not is_sandbox_domain("abc.example.com/x")

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -20,13 +19,11 @@ from mcpgen_runtime import Client
 from mcpgen_runtime.client import AuthorizationError
 from mcpgen_runtime.client.auth import ClientMetadata, FileTokenStorage, InMemoryTokenStorage, OAuthProvider
 from mcpgen_runtime.server import Context, Server
-from mcpgen_runtime.server.auth import BearerAuth, JWTVerifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server
 from support.content import text_of
-from support.ports import free_port
-from support.servers import serving_server
+from support.servers import serving_protected
 
 pytestmark = pytest.mark.anyio
 
@@ -61,19 +58,8 @@ def build_server() -> Server:
     return server
 
 
-@asynccontextmanager
-async def protected(auth: AuthServer) -> AsyncIterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    protection = BearerAuth(
-        verifier=JWTVerifier(auth.issuer),
-        resource=url,
-        authorization_servers=[auth.issuer],
-        required_scopes=["mcp"],
-        scopes_supported=["mcp"],
-    )
-    async with serving_server(build_server(), port=port, auth=protection):
-        yield url
+def protected(auth: AuthServer) -> AbstractAsyncContextManager[str]:
+    return serving_protected(build_server(), auth.issuer, scopes_supported=["mcp"])
 
 
 def provider(

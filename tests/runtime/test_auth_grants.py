@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 import anyio
 import pytest
+from auth_server import AuthServer
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey, KeySet, RSAKey
@@ -31,7 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from support.content import text_of
 from support.ports import free_port
-from support.servers import serving_app, serving_server
+from support.servers import serving_app, serving_protected, whoami_server
 
 from mcpgen_runtime import Client
 from mcpgen_runtime.client import AuthorizationError
@@ -46,8 +47,7 @@ from mcpgen_runtime.client.auth.grants import (
     GrantError,
     WorkloadIdentityProvider,
 )
-from mcpgen_runtime.server import Context, Server
-from mcpgen_runtime.server.auth import BearerAuth, JWTVerifier
+from mcpgen_runtime.server.auth import DPoPVerifier
 
 pytestmark = pytest.mark.anyio
 
@@ -134,6 +134,9 @@ class MCPAuthServer:
     requests: list[dict[str, str]] = field(default_factory=list)
     issued: list[dict[str, Any]] = field(default_factory=list)
     misbehaviour: str | None = None  # "huge", "slow" or "mac": a hostile token endpoint
+    # DPoP (RFC 9449) at the token endpoint: tests/auth_server.py's own proof check (joserfc, independent of the
+    # runtime); a grant with a valid proof gets a DPoP token bound to its key (cnf.jkt). None: Bearer only.
+    proofs: AuthServer | None = None
 
     async def metadata(self, request: Request) -> Response:
         return JSONResponse(
@@ -143,6 +146,7 @@ class MCPAuthServer:
                 "jwks_uri": f"{self.issuer}/jwks",
                 "grant_types_supported": [JWT_BEARER_GRANT],
                 "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+                **({"dpop_signing_alg_values_supported": self.proofs.dpop_algorithms} if self.proofs else {}),
             }
         )
 
@@ -160,6 +164,12 @@ class MCPAuthServer:
     async def token(self, request: Request) -> Response:
         form = {key: str(value) for key, value in (await request.form()).items()}
         self.requests.append({**form, "authorization": request.headers.get("authorization", "")})
+        jkt: str | None = None
+        if self.proofs is not None and request.headers.getlist("dpop"):
+            checked = self.proofs._check_dpop(request.headers.getlist("dpop"))
+            if isinstance(checked, Response):
+                return checked
+            jkt = checked
         if self.misbehaviour == "huge":
             return JSONResponse({"access_token": "x" * 100_000, "token_type": "Bearer"})
         if self.misbehaviour == "slow":
@@ -186,9 +196,14 @@ class MCPAuthServer:
             if grant is None:
                 return oauth_error("invalid_grant")
             subject = grant["sub"]
-        claims = {"iss": self.issuer, "sub": subject, "aud": form.get("resource", ""), "scope": "mcp"}
+        claims: dict[str, Any] = {"iss": self.issuer, "sub": subject, "aud": form.get("resource", ""), "scope": "mcp"}
+        if jkt is not None:
+            claims["cnf"] = {"jkt": jkt}
         self.issued.append(claims)
-        return JSONResponse({"access_token": sign(self.signing_key, claims), "token_type": "Bearer", "expires_in": 300})
+        token_type = "DPoP" if jkt is not None else "Bearer"
+        return JSONResponse(
+            {"access_token": sign(self.signing_key, claims), "token_type": token_type, "expires_in": 300}
+        )
 
     def app(self) -> Starlette:
         return Starlette(
@@ -219,34 +234,25 @@ class World:
     url: str  # the protected MCP server
 
 
-def build_server() -> Server:
-    server = Server("protected")
-
-    @server.tool()
-    def whoami(ctx: Context) -> str:
-        return ctx.auth.subject if ctx.auth is not None and ctx.auth.subject else "?"
-
-    return server
-
-
 @asynccontextmanager
-async def world(*, advertised_issuer: str | None = None) -> AsyncIterator[World]:
+async def world(
+    *, advertised_issuer: str | None = None, dpop: DPoPVerifier | None = None, **dpop_at_the_as: Any
+) -> AsyncIterator[World]:
     """The IdP, the MCP authorization server and the protected server, all serving. ``advertised_issuer``: the
-    authorization server the protected resource metadata names (default: the real one)."""
+    authorization server the protected resource metadata names (default: the real one). ``dpop``: the protected
+    server checks DPoP proofs, and the authorization server binds tokens to a proof's key (``dpop_at_the_as``:
+    ``AuthServer``'s ``dpop_nonce`` / ``dpop_algorithms``)."""
     idp = IdP()
-    auth = MCPAuthServer(idp)
+    auth = MCPAuthServer(idp, proofs=AuthServer(**dpop_at_the_as) if dpop is not None else None)
     async with serving_app(idp.app()) as idp_base, serving_app(auth.app()) as auth_base:
         idp.issuer, auth.issuer = idp_base, auth_base
-        port = free_port()
-        url = f"http://127.0.0.1:{port}/mcp"
-        idp.allowed_resources.add(url)
-        protection = BearerAuth(
-            verifier=JWTVerifier(auth_base),
-            resource=url,
-            authorization_servers=[advertised_issuer or auth_base],
-            required_scopes=["mcp"],
+        if auth.proofs is not None:
+            auth.proofs.issuer = auth_base  # the proofs' htu is this server's token endpoint
+        protected = serving_protected(
+            whoami_server(), auth_base, authorization_servers=[advertised_issuer or auth_base], dpop=dpop
         )
-        async with serving_server(build_server(), port=port, auth=protection):
+        async with protected as url:
+            idp.allowed_resources.add(url)
             yield World(idp, auth, url)
 
 
@@ -268,8 +274,13 @@ def enterprise(w: World, **options: Any) -> EnterpriseAuthProvider:
 async def test_the_id_token_becomes_an_id_jag_then_an_access_token_for_this_server(mode: str) -> None:
     with anyio.fail_after(40):
         async with world() as w:
-            capabilities = {"extensions": {ENTERPRISE_MANAGED_AUTHORIZATION: {}}}
+            # The provider's capability is declared by Client.connect, merged with the caller's own.
+            capabilities = {"experimental": {"x": {}}}
             async with Client.connect_http(w.url, auth=enterprise(w), mode=mode, capabilities=capabilities) as client:
+                declared = client.client_capabilities
+                assert (
+                    declared["extensions"] == {ENTERPRISE_MANAGED_AUTHORIZATION: {}} and "x" in declared["experimental"]
+                )
                 assert text_of(await client.call_tool("whoami", {})) == USER
                 assert text_of(await client.call_tool("whoami", {})) == USER
             (exchange,) = w.idp.exchanges  # one exchange, one grant: the token is reused
@@ -458,3 +469,52 @@ def test_the_providers_refuse_a_configuration_that_cannot_work() -> None:
             client_secret="s",
             token_endpoint_auth_method="none",
         )
+
+
+# --- DPoP-bound tokens from the grants ---
+
+
+@pytest.mark.parametrize("kind", ["workload", "enterprise"])
+async def test_a_grant_with_dpop_gets_a_bound_token_used_with_a_proof_on_every_request(kind: str) -> None:
+    # Nonces on both sides: the authorization server's (use_dpop_nonce on the grant) and the resource server's.
+    with anyio.fail_after(40):
+        async with world(dpop=DPoPVerifier(required=True, require_nonce=True), dpop_nonce="as-nonce") as w:
+            provider: WorkloadIdentityProvider | EnterpriseAuthProvider
+            if kind == "workload":
+                provider = WorkloadIdentityProvider(w.url, assertion=w.auth.workload_jwt, dpop=True)
+                options: dict[str, Any] = {"mode": "auto"}
+            else:
+                provider = enterprise(w, dpop=True)
+                options = {"mode": "legacy"}  # the extension's capability comes from the provider
+            async with Client.connect_http(w.url, auth=provider, **options) as client:
+                assert text_of(await client.call_tool("whoami", {})) == (WORKLOAD if kind == "workload" else USER)
+                assert text_of(await client.call_tool("whoami", {})) == (WORKLOAD if kind == "workload" else USER)
+            assert provider.dpop is not None
+            assert w.auth.issued == [{**w.auth.issued[0], "cnf": {"jkt": provider.dpop.thumbprint}}]
+            assert w.auth.proofs is not None and w.auth.proofs.dpop_nonce_challenges == 1
+            assert [request["grant_type"] for request in w.auth.requests] == [JWT_BEARER_GRANT] * 2  # nonce, then it
+            if kind == "enterprise":
+                assert len(w.idp.exchanges) == 1  # the IdP's exchange is not bound: no proof, no nonce retry
+
+
+async def test_a_dpop_key_the_authorization_server_does_not_accept_stops_before_the_grant() -> None:
+    with anyio.fail_after(40):
+        async with world(dpop=DPoPVerifier(), dpop_algorithms=["PS256"]) as w:
+            provider = WorkloadIdentityProvider(w.url, assertion=w.auth.workload_jwt, dpop=True)
+            with pytest.raises(OAuthFlowError, match="PS256"):
+                await provider.authorize()
+            assert w.auth.requests == []  # the workload's JWT was never sent
+
+
+def test_the_enterprise_provider_gives_the_capability_the_client_declares() -> None:
+    provider = EnterpriseAuthProvider(
+        "http://127.0.0.1:1/mcp",
+        id_token="a.b.c",
+        idp_token_endpoint="http://127.0.0.1:1/token",
+        idp_client_id=IDP_CLIENT_ID,
+        client_id=MCP_CLIENT_ID,
+        client_secret=MCP_CLIENT_SECRET,
+    )
+    assert provider.client_capabilities == {"extensions": {ENTERPRISE_MANAGED_AUTHORIZATION: {}}}
+    provider.client_capabilities["extensions"].clear()  # a fresh dict each time: the caller may merge into it
+    assert provider.client_capabilities["extensions"] == {ENTERPRISE_MANAGED_AUTHORIZATION: {}}

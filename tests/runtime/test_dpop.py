@@ -12,8 +12,8 @@ import base64
 import json
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,7 @@ from mcpgen_runtime.transports.http.server.auth import Authenticated, AuthRefusa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server
 from support.content import text_of
-from support.ports import free_port
-from support.servers import serving_app, serving_server
+from support.servers import serving_app, serving_protected
 
 pytestmark = pytest.mark.anyio
 
@@ -277,19 +276,8 @@ def build_server() -> Server:
     return server
 
 
-@asynccontextmanager
-async def protected(auth: AuthServer, dpop: DPoPVerifier | None = None) -> AsyncIterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    protection = BearerAuth(
-        verifier=JWTVerifier(auth.issuer),
-        resource=url,
-        authorization_servers=[auth.issuer],
-        required_scopes=["mcp"],
-        dpop=dpop,
-    )
-    async with serving_server(build_server(), port=port, auth=protection):
-        yield url
+def protected(auth: AuthServer, dpop: DPoPVerifier | None = None) -> AbstractAsyncContextManager[str]:
+    return serving_protected(build_server(), auth.issuer, dpop=dpop)
 
 
 async def consent(authorization_url: str) -> str:

@@ -9,8 +9,6 @@ import base64
 import hashlib
 import secrets
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,6 @@ import pytest
 from joserfc.jwk import RSAKey
 from starlette.applications import Starlette
 
-from mcpgen_runtime.server import Context, Server
 from mcpgen_runtime.server.auth import BearerAuth, InvalidTokenError, JWTVerifier
 from mcpgen_runtime.server.hosting.asgi import mount_mcp
 from mcpgen_runtime.transports.http.server.serving import serve_app
@@ -30,7 +27,7 @@ from mcpgen_runtime.transports.http.server.serving import serve_app
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from auth_server import AuthServer, running_auth_server
 from support.ports import free_port
-from support.servers import serving_server
+from support.servers import serving_protected, whoami_server
 
 pytestmark = pytest.mark.anyio
 
@@ -77,28 +74,12 @@ async def call_whoami(url: str, token: str) -> httpx2.Response:
         return await client.post(url, json=body, headers=headers)
 
 
-def build_server() -> Server:
-    server = Server("protected")
-
-    @server.tool()
-    def whoami(ctx: Context) -> str:
-        return ctx.auth.subject if ctx.auth is not None and ctx.auth.subject else "?"
-
-    return server
-
-
-@asynccontextmanager
-async def serving(auth: AuthServer) -> AsyncIterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    protection = BearerAuth(verifier=JWTVerifier(auth.issuer), resource=url, authorization_servers=[auth.issuer])
-    async with serving_server(build_server(), port=port, auth=protection):
-        yield url
-
-
 async def test_authorization_code_with_pkce_refresh_rotation_and_the_token_at_the_server() -> None:
     with anyio.fail_after(40), running_auth_server() as auth:
-        async with serving(auth) as resource, httpx2.AsyncClient(timeout=10) as client:
+        async with (
+            serving_protected(whoami_server(), auth.issuer, required_scopes=()) as resource,
+            httpx2.AsyncClient(timeout=10) as client,
+        ):
             metadata = (await client.get(f"{auth.issuer}/.well-known/oauth-authorization-server")).json()
             assert metadata["issuer"] == auth.issuer and metadata["code_challenge_methods_supported"] == ["S256"]
             registered = await client.post(
@@ -164,7 +145,10 @@ async def test_authorize_refuses_unregistered_redirects_and_missing_pkce() -> No
 async def test_client_credentials_and_short_lived_tokens_expire() -> None:
     with anyio.fail_after(30), running_auth_server(token_lifetime=1) as auth:
         registration = auth.register_client(grant_types=["client_credentials"])
-        async with serving(auth) as resource, httpx2.AsyncClient(timeout=10) as client:
+        async with (
+            serving_protected(whoami_server(), auth.issuer, required_scopes=()) as resource,
+            httpx2.AsyncClient(timeout=10) as client,
+        ):
             form = {"grant_type": "client_credentials", "resource": resource, "scope": "mcp"}
             credentials = (registration["client_id"], registration["client_secret"])
             tokens = await client.post(f"{auth.issuer}/token", data=form, auth=credentials)
@@ -202,7 +186,7 @@ async def test_mounted_protected_server_serves_its_metadata_at_the_app_root() ->
         protection = BearerAuth(
             verifier=JWTVerifier(auth.issuer), resource=resource, authorization_servers=[auth.issuer]
         )
-        mount_mcp(app, build_server(), "/api/mcp", auth=protection)
+        mount_mcp(app, whoami_server(), "/api/mcp", auth=protection)
         async with anyio.create_task_group() as tg:
             await tg.start(partial(serve_app, app, "127.0.0.1", port))
             async with httpx2.AsyncClient(timeout=10) as client:

@@ -12,14 +12,12 @@ SEP's; a 2025-11-25 client of ours sees the files as plain resources (tests/runt
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from skill_dirs import write_skill
-from support.isolated_venv import isolated_venv
+from support.isolated_venv import isolated_venv, run_script
 from support.servers import serving_server
 
 from mcpgen_runtime.server import Server
@@ -61,23 +59,13 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def fastmcp_python() -> Path:
     return isolated_venv("fastmcp-4.2.3", FASTMCP)
 
 
 async def run_client(python: Path, tmp_path: Path, url: str) -> list[dict[str, Any]]:
-    script = tmp_path / "fastmcp_skills_client.py"
-    script.write_text(FASTMCP_CLIENT)
-    with anyio.fail_after(WAIT):
-        done = await anyio.run_process([str(python), str(script), url], check=False)
-    assert done.returncode == 0, done.stderr.decode()
-    return [json.loads(line) for line in done.stdout.decode().splitlines()]
+    return await run_script(python, FASTMCP_CLIENT, tmp_path, url, timeout=WAIT, name="fastmcp_skills_client.py")
 
 
 async def test_fastmcp_lists_gets_and_verifies_every_skill(fastmcp_python: Path, tmp_path: Path) -> None:

@@ -28,14 +28,13 @@ from the project's dependencies, and its client and server run as subprocesses.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from support.isolated_venv import isolated_venv
+from support.isolated_venv import isolated_venv, run_script
 from support.servers import serving_server
 from support.task_servers import task_server
 
@@ -48,11 +47,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.peers]
 FASTMCP: tuple[str, ...] = ("fastmcp[tasks]==4.1.4",)
 WAIT = 60.0  # seconds for one whole scenario (a subprocess starts, a few tasks run)
 TASK_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "task_servers.py")  # run as a stdio child
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")
@@ -136,13 +130,9 @@ asyncio.run(main(sys.argv[1], sys.argv[2:]))
 
 async def run_fastmcp_client(python: Path, tmp_path: Path, scenario: str, *target: str) -> dict[str, dict[str, Any]]:
     """Runs the FastMCP client script; its events by name (each event is said once)."""
-    script = tmp_path / "fastmcp_client.py"
-    script.write_text(FASTMCP_CLIENT, encoding="utf-8")
-    with anyio.fail_after(WAIT):
-        done = await anyio.run_process([str(python), str(script), scenario, *target], check=False)
-    output, errors = done.stdout.decode(), done.stderr.decode()
-    assert done.returncode == 0, f"the FastMCP client failed (exit {done.returncode}):\n{output}\n{errors[-4000:]}"
-    events = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    events = await run_script(
+        python, FASTMCP_CLIENT, tmp_path, scenario, *target, timeout=WAIT, name="fastmcp_client.py"
+    )
     return {event.pop("event"): event for event in events}
 
 

@@ -14,11 +14,15 @@ conformance harness does with its npm suite:
 An install that fails or times out skips the test with a ``support.system.MISSING_PROGRAM`` reason naming the
 requirements and pip's last words, so tests/conftest.py lists it under NOT TESTED and fails the run under CI, where
 PyPI is reachable and a skip can only be a broken install.
+
+``run_script(python, source, folder, *args, timeout=...)`` runs a peer's script (Python source, written into
+``folder``) with such a venv's python, bounded, and returns the JSON events it printed, one a line.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -26,8 +30,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
+import anyio
 import pytest
 
 from support.system import MISSING_PROGRAM
@@ -100,3 +105,18 @@ def isolated_venv(name: str, requirements: Sequence[str], timeout: float = INSTA
                 _skip(requirements, f"{' '.join(command[1:4])} exited {done.returncode}: {last[-600:]}")
         (venv / MARKER).write_text(wanted, encoding="utf-8")
         return venv_python(venv)
+
+
+async def run_script(
+    python: Path, source: str, folder: Path, *args: str, timeout: float, name: str = "peer_script.py"
+) -> list[dict[str, Any]]:
+    """Write ``source`` to ``folder / name`` and run it with ``python`` and ``args``, within ``timeout`` seconds in
+    all; the JSON objects it printed, one a line, in order (other lines are ignored: a library may print). A
+    nonzero exit fails the test with the script's output and the end of its stderr."""
+    script = folder / name
+    script.write_text(source, encoding="utf-8")
+    with anyio.fail_after(timeout):
+        done = await anyio.run_process([str(python), str(script), *args], check=False)
+    output, errors = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, f"{name} failed (exit {done.returncode}):\n{output}\n{errors[-4000:]}"
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]

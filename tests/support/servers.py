@@ -3,8 +3,9 @@ task group for the length of an ``async with`` and cancelled on the way out.
 
 ``in_background`` is the one shape they all share; ``serving_app`` (any ASGI app, the official SDK's included),
 ``serving_streamable`` (a ``StreamableHTTPApp`` of a connection handler) and ``serving_server`` (a ``Server``'s
-``serve_http``) are it for what most tests serve. Keyword options go to the runtime unchanged. And without HTTP:
-``raw_session`` is a ``Server`` over an in-memory stream, with a bare JSON-RPC ``Session`` as its client.
+``serve_http``) are it for what most tests serve; ``serving_protected`` is a server behind ``BearerAuth`` and
+``whoami_server`` the one-tool server the auth tests protect. Keyword options go to the runtime unchanged. And
+without HTTP: ``raw_session`` is a ``Server`` over an in-memory stream, with a bare JSON-RPC ``Session`` as its client.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import anyio
 
 from mcpgen_runtime import memory_stream_pair
 from mcpgen_runtime.jsonrpc.session import Session
+from mcpgen_runtime.server import Context, Server
 from mcpgen_runtime.transports.http.server.app import StreamableHTTPApp
 from mcpgen_runtime.transports.http.server.serving import serve_app
 
@@ -59,23 +61,33 @@ async def serving_server(server: Any, port: int = 0, **options: Any) -> AsyncIte
 
 @asynccontextmanager
 async def serving_protected(
-    server: Any, issuer: str, *, verifier: Any = None, resource_name: str | None = None
+    server: Any, issuer: str, *, verifier: Any = None, resource_name: str | None = None, **bearer: Any
 ) -> AsyncIterator[str]:
     """``server`` over HTTP behind ``BearerAuth``: tokens of ``issuer`` (``JWTVerifier`` unless ``verifier``) for
-    the server's own URL as the resource, with the ``mcp`` scope required; yields that URL."""
+    the server's own URL as the resource, with the ``mcp`` scope required; yields that URL. ``bearer`` overrides
+    or adds ``BearerAuth`` options (``authorization_servers``, ``required_scopes=()``, ``scopes_supported``,
+    ``dpop``)."""
     from mcpgen_runtime.server.auth import BearerAuth, JWTVerifier  # only the auth tests need it
 
     port = free_port()
     url = f"http://{HOST}:{port}/mcp"
+    options: dict[str, Any] = {"authorization_servers": [issuer], "required_scopes": ["mcp"], **bearer}
     protection = BearerAuth(
-        verifier=verifier or JWTVerifier(issuer),
-        resource=url,
-        authorization_servers=[issuer],
-        required_scopes=["mcp"],
-        resource_name=resource_name,
+        verifier=verifier or JWTVerifier(issuer), resource=url, resource_name=resource_name, **options
     )
     async with serving_server(server, port=port, auth=protection):
         yield url
+
+
+def whoami_server(name: str = "protected") -> Server:
+    """A ``Server`` with one tool, ``whoami``: the authenticated subject (``?`` without one)."""
+    server = Server(name)
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        return ctx.auth.subject if ctx.auth is not None and ctx.auth.subject else "?"
+
+    return server
 
 
 @asynccontextmanager

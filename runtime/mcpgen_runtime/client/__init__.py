@@ -53,6 +53,7 @@ from ..versions import (
     SUPPORTED_VERSIONS,
 )
 from . import versions
+from .apps import AppsError, UiResource, apps_capabilities, model_tools, read_ui_resource, tool_ui
 from .auth.errors import AuthorizationError
 from .client import Client, ClientContext, ClientOptions, ConnectOptions
 from .errors import (
@@ -141,6 +142,7 @@ __all__ = [
     "AnyClientStub",
     "AnyGetPromptResult",
     "AnyReadResourceResult",
+    "AppsError",
     "AuthorizationError",
     "CapabilityError",
     "Client",
@@ -170,8 +172,13 @@ __all__ = [
     "TaskHandle",
     "TaskInfo",
     "TaskPolling",
+    "UiResource",
     "UnknownSkillError",
     "UnsupportedVersionError",
     "UnverifiableSkillError",
     "VersionMismatchError",
+    "apps_capabilities",
+    "model_tools",
+    "read_ui_resource",
+    "tool_ui",
 ]

@@ -2,7 +2,8 @@
 capability a client declares, what a listed tool says about its UI, and a ``ui://`` resource read and checked.
 
 Where it sits: in the ``client`` layer, above ``client`` (``read_ui_resource`` reads through a connected ``Client``)
-and ``errors``; nothing imports it but the package's ``__init__``. Rendering (the sandboxed iframe, the CSP header,
+and ``errors``, and over ``protocol.apps`` (the wire names and the origin rule, the same the server's authoring
+applies); nothing imports it but the package's ``__init__``. Rendering (the sandboxed iframe, the CSP header,
 the ``ui/*`` postMessage dialect) is the host application's: this module hands it checked data.
 
     async with Client.connect_http(url, capabilities=apps_capabilities()) as client:
@@ -21,13 +22,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pydantic import BaseModel
 
+from ..protocol.apps import (
+    APP_MIME_TYPE,
+    CSP_KEYS,
+    EXTENSION_ID,
+    PERMISSION_KEYS,
+    UI_SCHEME,
+    VISIBILITIES,
+    is_csp_origin,
+    is_sandbox_domain,
+)
 from .errors import ClientError
 
 if TYPE_CHECKING:
@@ -47,19 +57,9 @@ __all__ = [
     "ui_resource_from_contents",
 ]
 
-EXTENSION_ID: Final = "io.modelcontextprotocol/ui"
-APP_MIME_TYPE: Final = "text/html;profile=mcp-app"
-UI_SCHEME: Final = "ui://"
 DEFAULT_MAX_UI_BYTES: Final = 8 * 1024 * 1024
 """The largest UI document ``read_ui_resource`` accepts (UTF-8 bytes): a bundled single-file app is typically well
 under 1 MiB; 8 MiB leaves room for inlined assets while a host never renders an unbounded document."""
-VISIBILITIES: Final = ("model", "app")
-
-# The same rule the server side applies at registration (server/authoring/apps.py; the two sides share nothing).
-_ORIGIN: Final = re.compile(r"(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?")
-_CSP_KEYS: Final = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
-_PERMISSION_KEYS: Final = ("camera", "microphone", "geolocation", "clipboardWrite")
-_DOMAIN: Final = re.compile(r"[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?")
 
 T = TypeVar("T")
 
@@ -164,7 +164,7 @@ def _origins(uri: str, key: str, value: object) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise AppsError(f"{uri}: _meta.ui.csp.{key} is a list of origins, got {value!r}")
     for origin in value:
-        if not isinstance(origin, str) or not _ORIGIN.fullmatch(origin):
+        if not is_csp_origin(origin):
             raise AppsError(f"{uri}: _meta.ui.csp.{key} has {origin!r}, which is not an origin (scheme://host[:port])")
     return tuple(value)
 
@@ -185,15 +185,15 @@ def _ui_settings(uri: str, meta: object) -> dict[str, Any]:
     if csp is not None:
         if not isinstance(csp, Mapping):
             raise AppsError(f"{uri}: _meta.ui.csp is an object, got {csp!r}")
-        settings["csp"] = {key: _origins(uri, key, csp[key]) for key in _CSP_KEYS if key in csp}
+        settings["csp"] = {key: _origins(uri, key, csp[key]) for key in CSP_KEYS if key in csp}
     permissions = ui.get("permissions")
     if permissions is not None:
         if not isinstance(permissions, Mapping) or not all(isinstance(v, Mapping) for v in permissions.values()):
             raise AppsError(f"{uri}: _meta.ui.permissions maps features to objects, got {permissions!r}")
-        settings["permissions"] = frozenset(key for key in permissions if key in _PERMISSION_KEYS)
+        settings["permissions"] = frozenset(key for key in permissions if key in PERMISSION_KEYS)
     domain = ui.get("domain")
     if domain is not None:
-        if not isinstance(domain, str) or not _DOMAIN.fullmatch(domain):
+        if not is_sandbox_domain(domain):
             raise AppsError(f"{uri}: _meta.ui.domain is a host name, got {domain!r}")
         settings["domain"] = domain
     border = ui.get("prefersBorder")

@@ -25,6 +25,7 @@ generated ``ClientHandlers`` (``handlers.HandlerDispatch``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from ..jsonrpc.envelopes import JSONParams
 from ..jsonrpc.session import Session
 from ..transports.answer_guard import AnswerGuard
 from ..transports.http.client.inbox import DEFAULT_MAX_MESSAGE_BYTES
+from .capabilities import merge_capabilities
 from .connection import Connection
 from .errors import ClientError, InvalidResultError, VersionMismatchError
 from .handlers import HandlerDispatch
@@ -239,7 +241,8 @@ class Client:
         offered and required; without it the legacy mode offers the newest legacy version and accepts any supported
         answer. A modern ``version`` is the same as ``mode=version``. Any other answer raises
         ``UnsupportedVersionError`` after the connection is closed. With ``guard_answers`` the stream is wrapped in
-        ``transports.answer_guard.AnswerGuard`` (not over HTTP, whose transport does this itself).
+        ``transports.answer_guard.AnswerGuard`` (not over HTTP, whose transport does this itself). An ``auth`` with
+        ``client_capabilities`` (e.g. ``EnterpriseAuthProvider``) adds them under the caller's ``capabilities``.
         """
         version = options.pop("version", None)
         initialize_timeout = options.pop("initialize_timeout", DEFAULT_INITIALIZE_TIMEOUT)
@@ -252,6 +255,13 @@ class Client:
             mode = client_options.setdefault("mode", "legacy")
             if mode != "legacy":
                 raise ValueError(f"version={version!r} is a legacy version: it needs mode='legacy', not {mode!r}")
+        # An auth hook whose grant needs a client capability (EnterpriseAuthProvider: the enterprise-managed
+        # authorization extension) supplies it; the caller's own capabilities win where both say something.
+        needed = getattr(getattr(target, "auth", None), "client_capabilities", None)
+        if isinstance(needed, Mapping):
+            client_options["capabilities"] = merge_capabilities(
+                copy.deepcopy(dict(needed)), client_options.get("capabilities") or {}
+            )
         client = cls(**client_options)  # the options are checked before anything is started
         async with open_target(target, guard_answers) as opened:
             stream = opened.stream

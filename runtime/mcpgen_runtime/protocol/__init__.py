@@ -2,6 +2,10 @@
 
 - ``results``: a value handed over as a result, by user code or by the peer, checked against the negotiated
   version's result model, with errors that name the failing fields.
+- ``apps``: the wire names and rules of MCP Apps (``io.modelcontextprotocol/ui``) that the server's authoring and
+  the client's host helpers both apply: the extension's identifier and MIME type, the ``_meta.ui`` keys, what a CSP
+  origin and a sandbox domain may be.
+- ``meta``: a definition's ``_meta`` checked (string keys, JSON values all the way down) and copied.
 - ``version_unions``: unions of one generated class over the versions served (``AnyRoot``, ``AnyTool`` ...), built
   on first use.
 

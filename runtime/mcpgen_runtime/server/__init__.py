@@ -3,7 +3,9 @@
 Subpackages and modules, in dependency order (each may import the ones before it, never the ones after):
 - ``auth/``: bearer-token protection of the HTTP endpoint (``BearerAuth``, JWT and introspection verifiers).
 - ``authoring/``: what an author writes against: ``Registry`` and its decorators, the definitions built from
-  functions, ``Context``, middleware, lifespan, caching hints and the errors a function raises.
+  functions, ``Context``, middleware, lifespan, caching hints and the errors a function raises; MCP Apps
+  (``add_ui_resource``, ``app_tool``, ``client_supports_apps``, ``Csp``, ``Permissions``: ``ui://`` resources and
+  the tools they render).
 - ``tasks/``: long-running tool calls: the task engine (runs a tool in the background against a ``TaskStore``) and
   the tasks/* methods of either era.
 - ``skills/``: agent skills served with the skills extension (SEP-2640): ``Server.add_skills`` loads a skills root,
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .authoring import context
+from .authoring.apps import Csp, Permissions, add_ui_resource, app_tool, client_supports_apps
 from .authoring.caching import DEFAULT_CACHE_HINTS, CacheHint, CacheScope
 from .authoring.context import LOG_LEVELS, CapabilityError, Context, InvalidClientResultError
 from .authoring.elicitation import Accepted, Cancelled, Declined, ElicitOutcome
@@ -81,6 +84,7 @@ __all__ = [
     "Cancelled",
     "CapabilityError",
     "Context",
+    "Csp",
     "Declined",
     "ElicitOutcome",
     "HeaderMismatchError",
@@ -93,6 +97,7 @@ __all__ = [
     "LifespanError",
     "Middleware",
     "MissingClientCapabilityError",
+    "Permissions",
     "ProtocolError",
     "Registry",
     "RequestStateCodec",
@@ -100,4 +105,7 @@ __all__ = [
     "Server",
     "ServerConnection",
     "ToolError",
+    "add_ui_resource",
+    "app_tool",
+    "client_supports_apps",
 ]

@@ -17,9 +17,14 @@ other grant is tried: a credential (assertion, ID token) that a server refused i
 the source is. Each exchange has a total deadline, the provider's ``timeout`` (default ``DEFAULT_AUTH_TIMEOUT``,
 30 s); answers are read up to ``MAX_TOKEN_BYTES`` (64 KiB) and checked before they are used.
 
-The client declares ``ENTERPRISE_MANAGED_AUTHORIZATION`` among its capabilities' ``extensions`` itself
-(``Client.connect_http(..., capabilities={"extensions": {ENTERPRISE_MANAGED_AUTHORIZATION: {}}})``): a provider
-only supplies headers.
+Both take ``dpop`` (RFC 9449) as ``OAuthProvider`` does: ``True`` (a new ES256 key) or a ``DPoP``. The grant at the
+MCP authorization server then carries a proof (its ``use_dpop_nonce`` answered once with its nonce), a ``DPoP``
+token is presented as ``Authorization: DPoP`` with a fresh proof on each request (``http_auth``, which the HTTP
+transport's own client runs). The IdP's token exchange carries none: the ID-JAG is a grant, not a token to bind.
+
+The client declares ``ENTERPRISE_MANAGED_AUTHORIZATION`` among its capabilities' ``extensions``:
+``EnterpriseAuthProvider.client_capabilities``, which ``Client.connect`` adds under the caller's own capabilities
+when the provider is the target's ``auth``.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import quote, urlencode
 
 import anyio
@@ -39,11 +44,15 @@ import httpx2
 
 from ...transports.http.client.auth import AuthChallenge
 from .discovery import AuthServerMetadata, ResourceMetadata, discover_authorization_server, discover_resource
+from .dpop import DPoP
 from .errors import OAuthFlowError
 from .provider import DEFAULT_AUTH_TIMEOUT, DEFAULT_REFRESH_SKEW, TokenHook
 from .registration import ClientInfo
 from .storage import TokenStorage
 from .tokens import MAX_TOKEN_BYTES, Token
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "ENTERPRISE_MANAGED_AUTHORIZATION",
@@ -54,6 +63,7 @@ __all__ = [
     "AssertionSource",
     "EnterpriseAuthProvider",
     "GrantError",
+    "GrantSettings",
     "WorkloadIdentityProvider",
 ]
 
@@ -101,30 +111,26 @@ def _client_auth(client: ClientInfo | None, form: dict[str, str]) -> tuple[dict[
 
 
 async def post_grant(
-    http: httpx2.AsyncClient, endpoint: str, client: ClientInfo | None, form: dict[str, str]
+    http: httpx2.AsyncClient,
+    endpoint: str,
+    client: ClientInfo | None,
+    form: dict[str, str],
+    dpop: DPoP | None = None,
 ) -> dict[str, Any]:
-    """POST a grant's form to a token endpoint; its JSON answer (200), else ``GrantError`` with the error code."""
+    """POST a grant's form to a token endpoint; its JSON answer (200), else ``GrantError`` with the error code.
+    With ``dpop`` the request carries a proof, and a 400 ``use_dpop_nonce`` that brings a nonce is answered by
+    sending it once more with a proof of that nonce (RFC 9449 §8)."""
     headers, form = _client_auth(client, form)
-    body = bytearray()
-    try:
-        async with http.stream("POST", endpoint, content=urlencode(form).encode(), headers=headers) as response:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_TOKEN_BYTES:
-                    raise GrantError("the token response is too large", endpoint=endpoint, status=response.status_code)
-    except httpx2.HTTPError as exc:
-        raise GrantError(f"the token request to {endpoint} failed: {exc!r}", endpoint=endpoint) from exc
-    try:
-        answer = json.loads(bytes(body))
-    except ValueError:
-        answer = None
-    if response.status_code != 200 or not isinstance(answer, dict):
+    status, answer = await _post_form(http, endpoint, headers, form, dpop)
+    if dpop is not None and _nonce_wanted(status, answer) and dpop.nonce_for(endpoint) is not None:
+        status, answer = await _post_form(http, endpoint, headers, form, dpop)
+    if status != 200 or not isinstance(answer, dict):
         error = answer.get("error") if isinstance(answer, dict) else None
         description = answer.get("error_description") if isinstance(answer, dict) else None
         raise GrantError(
-            f"{endpoint} refused the grant with HTTP {response.status_code}",
+            f"{endpoint} refused the grant with HTTP {status}",
             endpoint=endpoint,
-            status=response.status_code,
+            status=status,
             error=error if isinstance(error, str) else None,
             # Bounded: the description is shown in logs and messages, and it is the peer's text.
             description=description[:200] if isinstance(description, str) else None,
@@ -132,17 +138,48 @@ async def post_grant(
     return answer
 
 
-def bearer_token(answer: Mapping[str, Any], endpoint: str, scope: str | None) -> Token:
-    """The access token of a token response, checked: present, and a Bearer token."""
+def _nonce_wanted(status: int, answer: Any) -> bool:
+    return status == 400 and isinstance(answer, dict) and answer.get("error") == "use_dpop_nonce"
+
+
+async def _post_form(
+    http: httpx2.AsyncClient, endpoint: str, headers: dict[str, str], form: dict[str, str], dpop: DPoP | None
+) -> tuple[int, Any]:
+    """One token request (with a fresh DPoP proof when ``dpop``): the status and the JSON answer (None when it is
+    not JSON), read up to ``MAX_TOKEN_BYTES``."""
+    if dpop is not None:
+        headers = {**headers, "DPoP": dpop.proof("POST", endpoint)}
+    body = bytearray()
+    try:
+        async with http.stream("POST", endpoint, content=urlencode(form).encode(), headers=headers) as response:
+            if dpop is not None:
+                dpop.remember(endpoint, response.headers)  # its DPoP-Nonce, bounded by DPoP itself
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_TOKEN_BYTES:
+                    raise GrantError("the token response is too large", endpoint=endpoint, status=response.status_code)
+    except httpx2.HTTPError as exc:
+        raise GrantError(f"the token request to {endpoint} failed: {exc!r}", endpoint=endpoint) from exc
+    try:
+        return response.status_code, json.loads(bytes(body))
+    except ValueError:
+        return response.status_code, None
+
+
+def bearer_token(answer: Mapping[str, Any], endpoint: str, scope: str | None, dpop: bool = False) -> Token:
+    """The access token of a token response, checked: present, and a Bearer token (or, when the request carried a
+    DPoP proof, a DPoP one: bound to that key)."""
     access, token_type = answer.get("access_token"), answer.get("token_type")
     if not isinstance(access, str) or not access or not isinstance(token_type, str):
         raise GrantError("the token response has no access_token or token_type", endpoint=endpoint, status=200)
-    if token_type.lower() != "bearer":
-        raise GrantError(f"unsupported token type {token_type!r} (only Bearer)", endpoint=endpoint, status=200)
+    accepted = ("bearer", "dpop") if dpop else ("bearer",)
+    if token_type.lower() not in accepted:
+        kinds = "DPoP or Bearer" if dpop else "only Bearer"
+        raise GrantError(f"unsupported token type {token_type!r} ({kinds})", endpoint=endpoint, status=200)
     lifetime, granted = answer.get("expires_in"), answer.get("scope")
     return Token(
         access_token=access,
-        token_type="Bearer",
+        token_type="DPoP" if token_type.lower() == "dpop" else "Bearer",
         expires_at=time.time() + lifetime if isinstance(lifetime, int | float) and lifetime > 0 else None,
         scope=granted if isinstance(granted, str) else scope,
     )
@@ -204,22 +241,37 @@ def _client_info(client_id: str | None, client_secret: str | None, method: str |
     return ClientInfo(client_id, client_secret, chosen)
 
 
+class GrantSettings(TypedDict, total=False):
+    """The keyword arguments both providers take besides their credentials: ``scope`` asked for;
+    ``authorization_server`` pins the issuer the assertion may be sent to; ``storage`` keeps the token (default: in
+    memory); ``timeout`` bounds each exchange (default ``DEFAULT_AUTH_TIMEOUT``); ``refresh_skew`` (default
+    ``DEFAULT_REFRESH_SKEW``); ``dpop``: ``True`` or a ``DPoP`` for DPoP-bound tokens (default: Bearer)."""
+
+    scope: str | None
+    authorization_server: str | None
+    storage: TokenStorage | None
+    timeout: float
+    refresh_skew: float
+    dpop: DPoP | bool | None
+
+
 class _JWTBearerHook(TokenHook):
-    """What both providers share: the discovery (pinned or not), the RFC 7523 grant, and no resending of an
-    assertion that was refused."""
+    """What both providers share: the discovery (pinned or not), the RFC 7523 grant (DPoP-bound with ``dpop``), and
+    no resending of an assertion that was refused."""
 
     def __init__(
         self,
         server_url: str,
         *,
         client: ClientInfo | None,
-        scope: str | None,
-        authorization_server: str | None,
-        storage: TokenStorage | None,
-        timeout: float,
-        refresh_skew: float,
+        scope: str | None = None,
+        authorization_server: str | None = None,
+        storage: TokenStorage | None = None,
+        timeout: float = DEFAULT_AUTH_TIMEOUT,
+        refresh_skew: float = DEFAULT_REFRESH_SKEW,
+        dpop: DPoP | bool | None = None,
     ) -> None:
-        super().__init__(server_url, storage, timeout, refresh_skew)
+        super().__init__(server_url, storage, timeout, refresh_skew, dpop)
         self.client = client
         self.scope = scope
         self.authorization_server = authorization_server
@@ -238,24 +290,32 @@ class _JWTBearerHook(TokenHook):
         resource = await discover_resource(http, self.server_url, challenge.resource_metadata)
         issuer = self.authorization_server or resource.authorization_servers[0]
         metadata = await discover_authorization_server(http, issuer, legacy_fallback=False)
+        self._check_dpop(metadata)  # a key the server does not accept stops here, before any credential is sent
         return resource, metadata
 
     async def _present(
-        self, http: httpx2.AsyncClient, endpoint: str, client: ClientInfo | None, form: dict[str, str], sent: str
+        self,
+        http: httpx2.AsyncClient,
+        endpoint: str,
+        client: ClientInfo | None,
+        form: dict[str, str],
+        sent: str,
+        dpop: DPoP | None = None,
     ) -> dict[str, Any]:
         """``post_grant``, unless the credential ``sent`` (an assertion or a subject token) was refused already:
         a refusal (4xx) is final for that credential, so it is remembered and not sent again. A failure that says
-        nothing about it (no answer, 5xx) is not remembered."""
+        nothing about it (no answer, 5xx, a refused DPoP proof) is not remembered."""
         digest = hashlib.sha256(sent.encode()).hexdigest()
         if digest in self._refused:
             raise OAuthFlowError(f"{endpoint} refused this credential before: not sending it again")
         try:
             with anyio.fail_after(self.timeout):
-                return await post_grant(http, endpoint, client, form)
+                return await post_grant(http, endpoint, client, form, dpop)
         except TimeoutError:
             raise GrantError(f"{endpoint} did not answer within {self.timeout} s", endpoint=endpoint) from None
         except GrantError as exc:
-            if 400 <= exc.status < 500 and len(self._refused) < MAX_REMEMBERED_REFUSALS:
+            about_the_proof = exc.error in ("use_dpop_nonce", "invalid_dpop_proof")
+            if 400 <= exc.status < 500 and not about_the_proof and len(self._refused) < MAX_REMEMBERED_REFUSALS:
                 self._refused.add(digest)
             raise
 
@@ -266,8 +326,8 @@ class _JWTBearerHook(TokenHook):
         form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion, "resource": resource}
         if self.scope:
             form["scope"] = self.scope
-        answer = await self._present(http, metadata.token_endpoint, self.client, form, assertion)
-        return bearer_token(answer, metadata.token_endpoint, self.scope)
+        answer = await self._present(http, metadata.token_endpoint, self.client, form, assertion, self.dpop)
+        return bearer_token(answer, metadata.token_endpoint, self.scope, dpop=self.dpop is not None)
 
     async def _authorize(self, challenge: AuthChallenge) -> bool:
         try:
@@ -291,7 +351,8 @@ class WorkloadIdentityProvider(_JWTBearerHook):
     a callable given the authorization server's issuer, the audience the JWT must carry) or ``assertion_path`` (a
     file read on each grant), is the grant. ``client_id`` (and ``client_secret``, sent with
     ``client_secret_basic`` unless ``token_endpoint_auth_method`` says otherwise) when the authorization server
-    wants the client identified; ``authorization_server`` pins the issuer the JWT may be sent to."""
+    wants the client identified. The rest (``authorization_server``, which pins the issuer the JWT may be sent to;
+    ``scope``, ``storage``, ``timeout``, ``refresh_skew``, ``dpop``) are ``GrantSettings``."""
 
     def __init__(
         self,
@@ -302,23 +363,12 @@ class WorkloadIdentityProvider(_JWTBearerHook):
         client_id: str | None = None,
         client_secret: str | None = None,
         token_endpoint_auth_method: str | None = None,
-        scope: str | None = None,
-        authorization_server: str | None = None,
-        storage: TokenStorage | None = None,
-        timeout: float = DEFAULT_AUTH_TIMEOUT,
-        refresh_skew: float = DEFAULT_REFRESH_SKEW,
+        **settings: Unpack[GrantSettings],
     ) -> None:
         if (assertion is None) == (assertion_path is None):
             raise ValueError("give exactly one of assertion and assertion_path")
-        super().__init__(
-            server_url,
-            client=_client_info(client_id, client_secret, token_endpoint_auth_method),
-            scope=scope,
-            authorization_server=authorization_server,
-            storage=storage,
-            timeout=timeout,
-            refresh_skew=refresh_skew,
-        )
+        client = _client_info(client_id, client_secret, token_endpoint_auth_method)
+        super().__init__(server_url, client=client, **settings)
         self.assertion: AssertionSource = assertion if assertion is not None else assertion_file(str(assertion_path))
 
     async def _obtain(
@@ -337,7 +387,11 @@ class EnterpriseAuthProvider(_JWTBearerHook):
     are the client's credentials at the MCP authorization server (``client_secret_basic`` unless
     ``token_endpoint_auth_method`` says ``client_secret_post``). ``authorization_server`` pins the issuer the ID-JAG
     is made for and sent to (the SDK's stance: configuration, not discovery); without it the protected resource
-    metadata's first authorization server is used."""
+    metadata's first authorization server is used. The rest (``scope``, ``storage``, ``timeout``, ``refresh_skew``,
+    ``dpop``) are ``GrantSettings``.
+
+    The client must declare the extension in its capabilities: ``Client.connect`` adds ``client_capabilities`` to
+    the caller's when this provider is the target's ``auth``."""
 
     def __init__(
         self,
@@ -350,26 +404,21 @@ class EnterpriseAuthProvider(_JWTBearerHook):
         client_secret: str,
         idp_client_secret: str | None = None,
         token_endpoint_auth_method: str = "client_secret_basic",
-        scope: str | None = None,
-        authorization_server: str | None = None,
-        storage: TokenStorage | None = None,
-        timeout: float = DEFAULT_AUTH_TIMEOUT,
-        refresh_skew: float = DEFAULT_REFRESH_SKEW,
+        **settings: Unpack[GrantSettings],
     ) -> None:
         if token_endpoint_auth_method not in ("client_secret_basic", "client_secret_post"):
             raise ValueError("the ID-JAG is presented by a confidential client: client_secret_basic or _post")
-        super().__init__(
-            server_url,
-            client=_client_info(client_id, client_secret, token_endpoint_auth_method),
-            scope=scope,
-            authorization_server=authorization_server,
-            storage=storage,
-            timeout=timeout,
-            refresh_skew=refresh_skew,
-        )
+        client = _client_info(client_id, client_secret, token_endpoint_auth_method)
+        super().__init__(server_url, client=client, **settings)
         self.id_token = id_token
         self.idp_token_endpoint = idp_token_endpoint
         self.idp_client = _client_info(idp_client_id, idp_client_secret, None)
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declares for Enterprise-Managed Authorization: ``{"extensions": {<the extension>: {}}}``
+        (a new dict each time: merge it into your own capabilities)."""
+        return {"extensions": {ENTERPRISE_MANAGED_AUTHORIZATION: {}}}
 
     async def request_id_jag(self, http: httpx2.AsyncClient, issuer: str, resource: str) -> str:
         """RFC 8693 token exchange at the IdP: the ID token for an ID-JAG made for ``issuer`` and ``resource``."""

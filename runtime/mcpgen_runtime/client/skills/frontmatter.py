@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from ...protocol.meta import json_copy
 from .errors import SkillError
 
 __all__ = ["FrontmatterError", "frontmatter_differences", "parse_frontmatter", "split_frontmatter"]
@@ -58,11 +58,15 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     yaml = _yaml()
     try:
         value = yaml.load(block, Loader=_loader())  # a restricted SafeLoader (see _loader)
+        if not isinstance(value, dict):
+            raise FrontmatterError(f"the frontmatter is a {type(value).__name__}, not a mapping")
+        return as_json(value, "frontmatter"), body
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"the frontmatter is not valid YAML: {exc}") from None
-    if not isinstance(value, dict):
-        raise FrontmatterError(f"the frontmatter is a {type(value).__name__}, not a mapping")
-    return as_json(value, "frontmatter"), body
+    except RecursionError:
+        # PyYAML's composer and the JSON copy recurse per level: a hostile server's deeply nested value must be a
+        # refusal like any other, not an error from deep inside the parser.
+        raise FrontmatterError("the frontmatter is nested too deeply") from None
 
 
 def frontmatter_differences(fetched: Mapping[str, Any], listed: Mapping[str, Any]) -> list[str]:
@@ -89,22 +93,10 @@ def same_json(a: object, b: object) -> bool:
 
 
 def as_json(value: object, where: str) -> Any:
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise FrontmatterError(f"{where} is {value}, which JSON cannot carry")
-        return value
-    if isinstance(value, list):
-        return [as_json(item, f"{where}[{index}]") for index, item in enumerate(value)]
-    if isinstance(value, dict):
-        result = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise FrontmatterError(f"{where} has the key {key!r}, not a string")
-            result[key] = as_json(item, f"{where}.{key}")
-        return result
-    raise FrontmatterError(f"{where} is a YAML {type(value).__name__}, which has no JSON form")
+    try:
+        return json_copy(value, where)
+    except TypeError as exc:
+        raise FrontmatterError(str(exc)) from None
 
 
 def _yaml() -> Any:

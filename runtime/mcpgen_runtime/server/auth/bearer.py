@@ -208,6 +208,9 @@ class BearerAuthenticator:
         return None
 
     def _dpop_refusal(self, refused: DPoPError) -> AuthRefusal:
+        if refused.retry_after is not None:
+            logger.warning("refused a DPoP proof for now (answered 503): %s", refused)
+            return self._unavailable(refused.retry_after, str(refused))
         refusal = self._unauthorized(str(refused), error=refused.error, dpop_first=True)
         if refused.nonce is None:
             return refusal
@@ -237,11 +240,12 @@ class BearerAuthenticator:
         # Both schemes are accepted: the Bearer challenge first (what Bearer-only clients read), then DPoP's.
         return AuthRefusal(401, f"{_challenge(params)}, {_challenge(algs, 'DPoP')}", message)
 
-    def _unavailable(self, retry_after: int) -> AuthRefusal:
-        message = (
-            "Service Unavailable: the token cannot be verified now (the authorization server is unreachable); "
-            f"retry in {retry_after} s"
-        )
+    def _unavailable(
+        self,
+        retry_after: int,
+        reason: str = "the token cannot be verified now (the authorization server is unreachable)",
+    ) -> AuthRefusal:
+        message = f"Service Unavailable: {reason}; retry in {retry_after} s"
         return AuthRefusal(503, "", message, UNAVAILABLE_CODE, retry_after)
 
     def _insufficient(self, needed: frozenset[str]) -> AuthRefusal:

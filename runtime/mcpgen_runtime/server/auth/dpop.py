@@ -15,9 +15,11 @@ one ``DPoP`` header whose proof (RFC 9449 §4.3), in this order:
   flight); else the answer is 401 ``use_dpop_nonce`` with a fresh ``DPoP-Nonce``;
 - has ``ath`` = the SHA-256 of the presented token, and the thumbprint of its ``jwk`` equals the token's ``cnf.jkt``;
 - was not seen before: its ``jti`` is remembered until its ``iat`` leaves the window, in a cache of at most
-  ``replay_cache_size`` entries. When more proofs than that arrive within one window, the oldest entries are
-  forgotten first (a replay of one of those, still inside the window, would then pass): size it above the
-  requests per ``max_age`` the server takes.
+  ``replay_cache_size`` entries. When that many live proofs are remembered, a new one is refused with
+  ``retry_after`` (503: the bearer answers "retry later") rather than forgetting one still inside its window, whose
+  replay would then pass: fail closed. Only a proof that passed every other check (signed by the key its valid,
+  bound token names) reaches the cache, so only a token holder can fill it; size it above the requests per
+  ``max_age`` the server takes.
 
 A refusal is a ``DPoPError`` with the RFC's error code (``invalid_dpop_proof`` or ``use_dpop_nonce``); its message
 says what failed, never what the proof held.
@@ -29,6 +31,7 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import struct
 import time
@@ -64,10 +67,13 @@ class DPoPError(Exception):
     """A DPoP proof refused: ``error`` is ``invalid_dpop_proof`` or ``use_dpop_nonce`` (then ``nonce`` is the one
     to send back in ``DPoP-Nonce``); the message (sent as ``error_description``) says what failed."""
 
-    def __init__(self, message: str, error: str = "invalid_dpop_proof", nonce: str | None = None) -> None:
+    def __init__(
+        self, message: str, error: str = "invalid_dpop_proof", nonce: str | None = None, retry_after: int | None = None
+    ) -> None:
         super().__init__(message)
         self.error = error
         self.nonce = nonce
+        self.retry_after = retry_after  # seconds: the proof could not be checked now (the replay cache is full)
 
 
 def _b64url(data: bytes) -> str:
@@ -215,6 +221,7 @@ class DPoPVerifier:
             self._seen.popitem(last=False)
         if jti in self._seen:
             raise DPoPError("the DPoP proof was used before (jti replayed)")
+        if len(self._seen) >= self.replay_cache_size:
+            oldest = next(iter(self._seen.values()))
+            raise DPoPError("too many DPoP proofs to remember now", retry_after=max(1, math.ceil(oldest - now)))
         self._seen[jti] = iat + self.max_age + self.leeway
-        while len(self._seen) > self.replay_cache_size:
-            self._seen.popitem(last=False)

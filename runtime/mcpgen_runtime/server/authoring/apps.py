@@ -2,8 +2,9 @@
 resource in its ``_meta.ui.resourceUri``; the resource is an HTML document (``text/html;profile=mcp-app``) that the
 host renders in a sandboxed iframe, under the CSP, permissions, domain and border its ``_meta.ui`` asks for.
 
-Where it sits: in ``authoring``, above ``registry`` and ``definitions``: functions over a ``Registry`` (a ``Server``
-is one), so that Apps needs no change to the registry itself:
+Where it sits: in ``authoring``, above ``registry``: functions over a ``Registry`` (a ``Server`` is one) that build
+the ``_meta`` Apps puts on a resource and a tool and register them with ``meta=``; the wire names and the origin
+rule are ``protocol.apps``'s, shared with the host side (``client.apps``):
 
     add_ui_resource(server, "ui://clock/app.html", CLOCK_HTML, csp=Csp(connect_domains=["https://api.example.com"]))
 
@@ -27,21 +28,28 @@ header, so a ``;``, a quote or a space would inject directives.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, fields
-from typing import Any, Final, Literal, TypeVar, get_args
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeVar
 
+from ...protocol.apps import (
+    APP_MIME_TYPE,
+    CSP_KEYS,
+    EXTENSION_ID,
+    PERMISSION_KEYS,
+    UI_SCHEME,
+    VISIBILITIES,
+    is_csp_origin,
+    is_sandbox_domain,
+)
 from .caching import CacheHint
 from .context import Context
-from .definitions import AnyFunction, ResourceDef, ToolDef
+from .definitions import AnyFunction, ResourceDef
 from .registry import Registry
 
 __all__ = [
     "APP_MIME_TYPE",
     "EXTENSION_ID",
-    "AppResourceDef",
-    "AppToolDef",
     "Csp",
     "Permissions",
     "Visibility",
@@ -50,33 +58,18 @@ __all__ = [
     "client_supports_apps",
 ]
 
-EXTENSION_ID: Final = "io.modelcontextprotocol/ui"
-APP_MIME_TYPE: Final = "text/html;profile=mcp-app"
-UI_SCHEME: Final = "ui://"
-
 Visibility = Literal["model", "app"]
 """Who may call a UI-bound tool (``_meta.ui.visibility``; absent means both): the model, the app, or both."""
-VISIBILITIES: Final = frozenset(get_args(Visibility))
 
 F = TypeVar("F", bound=AnyFunction)
 
-# An origin as CSP source lists take it: scheme, host (a leading "*." wildcard allowed), optional port; nothing else
-# (no path, query, quote, ";" or whitespace: see the module docstring).
-_ORIGIN: Final = re.compile(r"(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?")
-# The sandbox origin a resource asks for (host-specific format, but always a host name, maybe with a port).
-_DOMAIN: Final = re.compile(r"[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?")
-_CSP_KEYS: Final = {
-    "connect_domains": "connectDomains",
-    "resource_domains": "resourceDomains",
-    "frame_domains": "frameDomains",
-    "base_uri_domains": "baseUriDomains",
-}
-_PERMISSION_KEYS: Final = {
-    "camera": "camera",
-    "microphone": "microphone",
-    "geolocation": "geolocation",
-    "clipboard_write": "clipboardWrite",
-}
+# The Python field names of ``Csp`` / ``Permissions`` -> the wire keys (protocol.apps), in the wire's order.
+_CSP_KEYS: Final = dict(
+    zip(("connect_domains", "resource_domains", "frame_domains", "base_uri_domains"), CSP_KEYS, strict=True)
+)
+_PERMISSION_KEYS: Final = dict(
+    zip(("camera", "microphone", "geolocation", "clipboard_write"), PERMISSION_KEYS, strict=True)
+)
 
 
 def _origins(field_name: str, value: object) -> tuple[str, ...] | None:
@@ -86,12 +79,24 @@ def _origins(field_name: str, value: object) -> tuple[str, ...] | None:
         raise TypeError(f"Csp {field_name}: a list of origins such as ['https://api.example.com'], got {value!r}")
     origins = tuple(value)
     for origin in origins:
-        if not isinstance(origin, str) or not _ORIGIN.fullmatch(origin):
+        if not is_csp_origin(origin):
             raise ValueError(
                 f"Csp {field_name}: {origin!r} is not an origin (scheme://host[:port], scheme http(s) or ws(s), a "
                 "leading '*.' allowed, nothing after the port): hosts build a Content-Security-Policy header from it"
             )
     return origins
+
+
+def _by_field(what: str, typed: str, value: object, keys: Mapping[str, str]) -> dict[str, Any]:
+    """A ``_meta.ui`` object in its wire shape (``keys``: field name -> wire key) by field name; an unknown key is an
+    error (a typo would otherwise silently ask for nothing)."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what}: a {typed} or a mapping of {', '.join(keys.values())}, got {value!r}")
+    by_wire = {wire: name for name, wire in keys.items()}
+    unknown = sorted(key for key in value if key not in by_wire)
+    if unknown:
+        raise ValueError(f"{what}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(by_wire)}")
+    return {by_wire[key]: item for key, item in value.items()}
 
 
 @dataclass(frozen=True)
@@ -114,13 +119,7 @@ class Csp:
         """A ``Csp``, or one from its wire shape (``{"connectDomains": [...], ...}``); an unknown key is an error."""
         if isinstance(value, Csp):
             return value
-        if not isinstance(value, Mapping):
-            raise TypeError(f"csp: a Csp or a mapping of {', '.join(_CSP_KEYS.values())}, got {value!r}")
-        by_wire = {wire: name for name, wire in _CSP_KEYS.items()}
-        unknown = sorted(key for key in value if key not in by_wire)
-        if unknown:
-            raise ValueError(f"csp: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(by_wire)}")
-        return cls(**{by_wire[key]: origins for key, origins in value.items()})
+        return cls(**_by_field("csp", "Csp", value, _CSP_KEYS))
 
     def wire(self) -> dict[str, list[str]]:
         return {wire: list(getattr(self, name)) for name, wire in _CSP_KEYS.items() if getattr(self, name) is not None}
@@ -145,18 +144,13 @@ class Permissions:
         """A ``Permissions``, or one from its wire shape (``{"camera": {}, ...}``: each value an empty object)."""
         if isinstance(value, Permissions):
             return value
-        if not isinstance(value, Mapping):
-            raise TypeError(f"permissions: a Permissions or a mapping of {', '.join(_PERMISSION_KEYS.values())}")
-        by_wire = {wire: name for name, wire in _PERMISSION_KEYS.items()}
-        unknown = sorted(key for key in value if key not in by_wire)
-        if unknown:
-            raise ValueError(
-                f"permissions: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(by_wire)}"
-            )
-        for key, granted in value.items():
+        requested = _by_field("permissions", "Permissions", value, _PERMISSION_KEYS)
+        for name, granted in requested.items():
             if granted != {}:
-                raise ValueError(f"permissions: {key!r} is requested with an empty object {{}}, got {granted!r}")
-        return cls(**{by_wire[key]: True for key in value})
+                raise ValueError(
+                    f"permissions: {_PERMISSION_KEYS[name]!r} is requested with an empty object {{}}, got {granted!r}"
+                )
+        return cls(**dict.fromkeys(requested, True))
 
     def wire(self) -> dict[str, dict[str, Any]]:
         return {wire: {} for name, wire in _PERMISSION_KEYS.items() if getattr(self, name)}
@@ -176,32 +170,6 @@ def _declare(registry: Registry) -> None:
         registry.declare_extension(EXTENSION_ID, {})
 
 
-@dataclass
-class AppResourceDef(ResourceDef):
-    """A ``ui://`` resource: a ``ResourceDef`` whose listing carries ``_meta`` (its ``ui`` settings)."""
-
-    meta: dict[str, Any] | None = None
-
-    def describe(self) -> dict[str, Any]:
-        described = super().describe()
-        if self.meta is not None:
-            described["_meta"] = self.meta
-        return described
-
-
-@dataclass
-class AppToolDef(ToolDef):
-    """A tool bound to a ``ui://`` resource: a ``ToolDef`` whose listing carries ``_meta`` (``ui`` and any other)."""
-
-    meta: dict[str, Any] | None = None
-
-    def describe(self) -> dict[str, Any]:
-        described = super().describe()
-        if self.meta is not None:
-            described["_meta"] = self.meta
-        return described
-
-
 def add_ui_resource(
     registry: Registry,
     uri: str,
@@ -216,7 +184,7 @@ def add_ui_resource(
     prefers_border: bool | None = None,
     cache: CacheHint | None = None,
     replace: bool = False,
-) -> AppResourceDef:
+) -> ResourceDef:
     """Serve ``html`` as the UI resource ``uri`` (``ui://``), listed and read with ``mimeType``
     ``text/html;profile=mcp-app``; ``name`` defaults to the URI (the SDK's default). ``csp``, ``permissions``,
     ``domain`` (host-specific: the host's documentation says its format) and ``prefers_border`` become its
@@ -230,7 +198,7 @@ def add_ui_resource(
     if permissions is not None:
         ui["permissions"] = Permissions.of(permissions).wire()
     if domain is not None:
-        if not isinstance(domain, str) or not _DOMAIN.fullmatch(domain):
+        if not is_sandbox_domain(domain):
             raise ValueError(
                 f"add_ui_resource {uri!r}: domain is a host name such as 'abc.example.com', got {domain!r}"
             )
@@ -249,13 +217,10 @@ def add_ui_resource(
 
     registry.resource(
         uri, name=uri if name is None else name, title=title, description=description, mime_type=APP_MIME_TYPE,
-        cache=cache, replace=replace,
+        cache=cache, replace=replace, meta=meta,
     )(read_ui_resource)  # fmt: skip
-    base = registry.resources[uri]
-    definition = AppResourceDef(**{f.name: getattr(base, f.name) for f in fields(ResourceDef)}, meta=meta)
-    registry.resources[uri] = definition
     _declare(registry)
-    return definition
+    return registry.resources[uri]
 
 
 def _tool_ui(resource_uri: str, visibility: Collection[Visibility] | None) -> dict[str, Any]:
@@ -291,6 +256,8 @@ def app_tool(
     Annotations naming classes defined inside a function must be resolvable at module level (the registry looks for
     them in its caller's scope, which is this function's)."""
     _require_ui_uri(resource_uri, "app_tool resource_uri")
+    if meta is not None and not isinstance(meta, Mapping):
+        raise TypeError(f"app_tool meta: a mapping of more _meta keys besides 'ui', got {meta!r}")
     if meta is not None and "ui" in meta:
         raise ValueError("app_tool owns _meta['ui']: pass resource_uri= and visibility= instead of meta={'ui': ...}")
     tool_meta = {**(meta or {}), "ui": _tool_ui(resource_uri, visibility)}
@@ -306,14 +273,7 @@ def app_tool(
         )
 
     def register(fn: F) -> F:
-        before = dict(registry.tools)
-        registry.tool(**tool_options)(fn)
-        # The one entry the registration added or replaced: found by identity, whatever name it chose.
-        (tool_name,) = [name for name, tool in registry.tools.items() if before.get(name) is not tool]
-        base = registry.tools[tool_name]
-        registry.tools[tool_name] = AppToolDef(
-            **{f.name: getattr(base, f.name) for f in fields(ToolDef)}, meta=tool_meta
-        )
+        registry.tool(meta=tool_meta, **tool_options)(fn)
         _declare(registry)
         return fn
 

@@ -40,6 +40,7 @@ from urllib.parse import unquote
 import anyio.to_thread
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from ...protocol.meta import checked_meta
 from ...protocol.results import ValidResult, field_errors
 from .caching import CacheHint
 from .context import Context
@@ -168,6 +169,7 @@ class ToolDef:
     task_support: TaskSupport = "forbidden"
     # A task created only when the function calls ``Context.start_task()``: what it asks before runs in the request.
     deferred_task: bool = False
+    meta: dict[str, Any] | None = field(default=None, repr=False)  # the listing's ``_meta`` (checked_meta)
 
     @classmethod
     def build(
@@ -181,6 +183,7 @@ class ToolDef:
         structured_output: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
         localns: Namespace = None,
     ) -> ToolDef:
         """Describe ``fn`` as a tool; everything that cannot be described fails here, with a ``TypeError``.
@@ -196,8 +199,9 @@ class ToolDef:
         then receives the other arguments exactly as they arrive), every property a parameter. Nothing is validated
         against the hand-written schemas themselves (that would need a JSON Schema validator, which the runtime does
         not depend on). With ``output_schema`` the output is structured: the return value's JSON (which must be an
-        object) is the ``structuredContent``."""
+        object) is the ``structuredContent``. ``meta``: the tool's ``_meta`` in ``tools/list`` (``checked_meta``)."""
         label = function_label(fn)
+        published_meta = checked_meta(label, meta)
         sig = inspect_function(fn, localns, var_keyword=input_schema is not None)
         arguments = arguments_model(fn, sig, "Arguments")
         if input_schema is None:
@@ -239,6 +243,7 @@ class ToolDef:
             published_input,
             published_output,
             full_result,
+            meta=published_meta,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -254,6 +259,8 @@ class ToolDef:
             tool["outputSchema"] = self.output_json_schema
         if self.task_support != "forbidden":  # absent means forbidden: the listings of plain tools stay as they were
             tool["execution"] = {"taskSupport": self.task_support}
+        if self.meta is not None:
+            tool["_meta"] = self.meta
         return tool
 
     def __post_init__(self) -> None:
@@ -352,6 +359,7 @@ class ResourceInfo(TypedDict):
     description: str | None
     mime_type: str | None
     cache: CacheHint | None
+    meta: dict[str, Any] | None  # its ``_meta`` in the listing, already checked (``checked_meta``)
 
 
 @dataclass
@@ -366,6 +374,7 @@ class ResourceDef:
     mime_type: str | None
     sig: Signature = field(repr=False)
     cache: CacheHint | None = field(default=None, repr=False)  # None: the server's hint for resources/read
+    meta: dict[str, Any] | None = field(default=None, repr=False)  # the listing's ``_meta`` (not the read's)
 
     @classmethod
     def build(
@@ -377,7 +386,7 @@ class ResourceDef:
         return cls(fn, uri, sig=sig, **info)
 
     def describe(self) -> dict[str, Any]:
-        return _describe_resource({"uri": self.uri}, self.name, self.title, self.description, self.mime_type)
+        return _describe_resource({"uri": self.uri}, self.name, self.title, self.description, self.mime_type, self.meta)
 
     async def read(self, uri: str, context: Context | None) -> list[dict[str, Any]]:
         value = await call_function(self.fn, _bind(self.sig, {}, context))
@@ -403,6 +412,7 @@ class ResourceTemplateDef:
     pattern: re.Pattern[str] = field(repr=False)
     arguments: type[BaseModel] = field(repr=False)
     cache: CacheHint | None = field(default=None, repr=False)  # None: the server's hint for resources/read
+    meta: dict[str, Any] | None = field(default=None, repr=False)  # the listing's ``_meta`` (not the read's)
 
     @classmethod
     def build(
@@ -437,7 +447,7 @@ class ResourceTemplateDef:
 
     def describe(self) -> dict[str, Any]:
         return _describe_resource(
-            {"uriTemplate": self.uri_template}, self.name, self.title, self.description, self.mime_type
+            {"uriTemplate": self.uri_template}, self.name, self.title, self.description, self.mime_type, self.meta
         )
 
     def match(self, uri: str) -> dict[str, str] | None:
@@ -452,7 +462,12 @@ class ResourceTemplateDef:
 
 
 def _describe_resource(
-    base: dict[str, Any], name: str, title: str | None, description: str | None, mime_type: str | None
+    base: dict[str, Any],
+    name: str,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    meta: dict[str, Any] | None,
 ) -> dict[str, Any]:
     described = {**base, "name": name}
     if title is not None:
@@ -461,6 +476,8 @@ def _describe_resource(
         described["description"] = description
     if mime_type is not None:
         described["mimeType"] = mime_type
+    if meta is not None:
+        described["_meta"] = meta
     return described
 
 

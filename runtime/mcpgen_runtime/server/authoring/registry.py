@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar, overload
 
+from ...protocol.meta import checked_meta
 from .caching import CacheHint, hints_with_defaults
 from .definitions import (
     TASK_SUPPORT,
@@ -141,6 +142,7 @@ class Registry:
         scopes: Collection[str] | None = None,
         task: TaskSupport = "forbidden",
         deferred_task: bool = False,
+        meta: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -157,6 +159,7 @@ class Registry:
         scopes: Collection[str] | None = None,
         task: TaskSupport = "forbidden",
         deferred_task: bool = False,
+        meta: Mapping[str, Any] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a tool (``@server.tool`` or ``@server.tool(...)``): name from the function (it must follow the
         spec's tool-name rules: 1-128 of ``A-Za-z0-9_.-``), description from its docstring, ``inputSchema`` from its
@@ -168,7 +171,9 @@ class Registry:
         of the derived ones (see ``authoring.ToolDef.build`` for how arguments are then passed). ``replace``: replace
         a tool of the same name instead of raising ``ValueError``. ``scopes``: OAuth scopes a call of it needs on a
         server protected by ``server.auth.BearerAuth`` (a token without them is answered 403 ``insufficient_scope``);
-        ignored by an unprotected server.
+        ignored by an unprotected server. ``meta``: the tool's ``_meta`` in ``tools/list`` (extension data, e.g.
+        MCP Apps' ``ui``: ``authoring.apps.app_tool`` builds it): string keys and JSON values, else ``TypeError``;
+        versions before 2025-06-18, which have no ``_meta`` there, list the tool without it.
 
         ``task``: whether a call may run as a task (the spec's ``execution.taskSupport``): "forbidden" (default),
         "optional" or "required". The same function serves both eras: in a task, ``Context.task_status(...)`` sets
@@ -192,6 +197,7 @@ class Registry:
                 structured_output=structured_output,
                 input_schema=input_schema,
                 output_schema=output_schema,
+                meta=meta,
                 localns=localns,
             )
             if task not in TASK_SUPPORT:
@@ -229,11 +235,14 @@ class Registry:
         mime_type: str | None = None,
         cache: CacheHint | None = None,
         replace: bool = False,
+        meta: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource; a URI with ``{variables}`` registers a resource template whose variables are bound
         to the function's parameters of the same names. ``cache``: the cache hint of its reads (default: the
         server's for ``resources/read``). ``replace``: replace the resource (template) of the same URI (template)
-        instead of raising ``ValueError``."""
+        instead of raising ``ValueError``. ``meta``: its ``_meta`` in ``resources/list`` (or
+        ``resources/templates/list``), string keys and JSON values, else ``TypeError``; a read's contents carry
+        ``_meta`` only if the function returns it (``{"text": ..., "_meta": ...}``)."""
         if not isinstance(uri, str):
             what = getattr(uri, "__name__", type(uri).__name__)
             raise TypeError(
@@ -249,6 +258,7 @@ class Registry:
                 "description": description_of(fn, description),
                 "mime_type": mime_type,
                 "cache": cache,
+                "meta": checked_meta(f"resource {uri!r}", meta),
             }
             if "{" in uri:
                 template = ResourceTemplateDef.build(fn, uri, localns=localns, **info)

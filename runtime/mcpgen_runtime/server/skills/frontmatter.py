@@ -72,12 +72,14 @@ def parse_frontmatter(text: str, where: str) -> dict[str, Any]:
     yaml = require_yaml()
     try:
         value = yaml.load(source, Loader=_loader_class(yaml))  # a SafeLoader subclass
+        if not isinstance(value, dict):
+            raise FrontmatterError(f"{where}: the frontmatter must be a YAML mapping")
+        _check_json(value, where, "frontmatter")
+        differs = _difference(value, yaml.load(source, Loader=yaml.SafeLoader), "frontmatter")  # YAML 1.1's reading
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"{where}: the frontmatter is not valid YAML: {exc}") from None
-    if not isinstance(value, dict):
-        raise FrontmatterError(f"{where}: the frontmatter must be a YAML mapping")
-    _check_json(value, where, "frontmatter")
-    differs = _difference(value, yaml.load(source, Loader=yaml.SafeLoader), "frontmatter")  # YAML 1.1's reading
+    except RecursionError:  # PyYAML and the checks recurse per level of nesting
+        raise FrontmatterError(f"{where}: the frontmatter is nested too deeply") from None
     if differs is not None:
         raise FrontmatterError(
             f"{where}: {differs} reads differently in YAML 1.1 and 1.2 (hosts use either): quote the value (or key)"
