@@ -29,13 +29,14 @@ from client_kit import ClientScenario, authorized_calls, oauth_provider
 
 import mcp_bindings.v2025_11_25 as v4
 from mcpgen_runtime import Client
-from mcpgen_runtime.client import MODERN_VERSIONS, ClientContext
+from mcpgen_runtime.client import MODERN_VERSIONS, ClientContext, apps_capabilities
 from mcpgen_runtime.client.auth import (
     ClientCredentialsProvider,
     OAuthProvider,
     PreRegisteredClient,
     PrivateKeyJWT,
 )
+from mcpgen_runtime.client.capabilities import merge_capabilities
 
 # Bounded below the suite's own per-scenario timeout, so that a hung call is reported as ours, with a message.
 REQUEST_TIMEOUT = 20.0
@@ -216,6 +217,9 @@ async def main(url: str, scenario: str) -> None:
     mode = client_mode()
     extension = EXTENSION_SCENARIOS.get(scenario)
     options: dict[str, Any] = dict(extension.options) if extension is not None else {}
+    # Every connection declares MCP Apps too (a host that renders apps): no scenario checks it yet, and every one
+    # then runs with the extension declared beside what it asks for.
+    options["capabilities"] = merge_capabilities(apps_capabilities(), options.get("capabilities") or {})
     if extension is not None and extension.auth is not None:
         options["auth"] = extension.auth(url, context())
     elif scenario.startswith("auth/"):

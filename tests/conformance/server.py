@@ -20,7 +20,7 @@ import anyio
 from pydantic import Field
 
 from mcpgen_runtime import Context, Server
-from mcpgen_runtime.server import ProtocolError, ToolError
+from mcpgen_runtime.server import Csp, ProtocolError, ToolError, add_ui_resource, app_tool, client_supports_apps
 
 # A 1x1 red PNG and a minimal WAV: the suite only checks type, mimeType and that data is present.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -514,6 +514,21 @@ async def complete_arg1(value: str) -> list[str]:
 # Every file of tests/conformance/skills/<name>/ is a skill://<name>/<path> resource; in 2026-07-28 the skills extension
 # is declared (with directoryRead) and skills/list, skills/get and resources/directory/read are served.
 server.add_skills(Path(__file__).parent / "skills")
+
+# -- MCP Apps (io.modelcontextprotocol/ui): no scenario checks it yet; declared so that every scenario also runs
+# against a server that serves a UI resource and a tool bound to it (lists, reads and the capabilities they change).
+add_ui_resource(
+    server,
+    "ui://conformance/app.html",
+    "<!doctype html><html><body><p>mcpgen conformance app</p></body></html>",
+    csp=Csp(connect_domains=["https://api.example.com"]),
+)
+
+
+@app_tool(server, "ui://conformance/app.html", visibility=["model", "app"])
+def test_app_tool(context: Context) -> str:
+    """A tool whose results a host renders in the conformance app."""
+    return "shown in the app" if client_supports_apps(context) else "text only"
 
 
 # -- running -------------------------------------------------------------------------------------------------------
