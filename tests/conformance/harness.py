@@ -281,6 +281,36 @@ def _describe(check: dict[str, Any]) -> str:
     return text
 
 
+def _cli(
+    suite: Suite, command: list[str], out_dir: Path, timeout: float, what: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the suite's CLI in ``out_dir`` within ``timeout`` seconds (a test failure naming ``what`` past it)."""
+    try:
+        return subprocess.run(
+            command,
+            env=suite.node.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            cwd=out_dir,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{what} did not finish within {timeout:.0f}s: {exc!r}")
+
+
+def _results(result_dir: Path) -> tuple[list[dict[str, Any]], str]:
+    """The checks the suite saved in ``result_dir`` and the client's output it kept beside them (a client
+    scenario's; empty for a server scenario)."""
+    checks: list[dict[str, Any]] = json.loads((result_dir / "checks.json").read_text(encoding="utf-8"))
+    output = "".join(
+        path.read_text(encoding="utf-8", errors="replace")
+        for name in ("stdout.txt", "stderr.txt")
+        if (path := result_dir / name).is_file()
+    )
+    return checks, output
+
+
 def _run(
     suite: Suite, scenario: str, args: list[str], out_dir: Path, spec_version: str, force: bool = False
 ) -> Outcome:
@@ -289,25 +319,10 @@ def _run(
         # Extension scenarios (tasks-*) are on no spec revision's timeline: the CLI skips them unless forced.
         command.append("--force")
     command += ["--timeout", str(SCENARIO_TIMEOUT_MS), "-o", str(out_dir)]
-    try:
-        done = subprocess.run(
-            command,
-            env=suite.node.env(),
-            capture_output=True,
-            text=True,
-            timeout=PROCESS_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=out_dir,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"conformance scenario {scenario!r} did not finish within {PROCESS_TIMEOUT:.0f}s: {exc!r}")
-    results = sorted(out_dir.glob("*/checks.json"))
-    checks: list[dict[str, Any]] = json.loads(results[-1].read_text(encoding="utf-8")) if results else []
-    client_output = ""
-    if results:
-        for name in ("stdout.txt", "stderr.txt"):
-            if (path := results[-1].parent / name).is_file():
-                client_output += path.read_text(encoding="utf-8", errors="replace")
+    done = _cli(suite, command, out_dir, PROCESS_TIMEOUT, f"conformance scenario {scenario!r}")
+    # (An ``auth/x`` scenario's results are one directory deeper: ``auth/x-<time>/``.)
+    results = sorted(out_dir.glob("**/checks.json"))
+    checks, client_output = _results(results[-1].parent) if results else ([], "")
     return Outcome(
         scenario, done.returncode, checks, done.stdout + done.stderr, client_output, spec_version=spec_version
     )
@@ -387,9 +402,7 @@ def required_scenarios(suite: Suite, role: str, revision: str) -> list[str]:
 _RESULT_DIR = re.compile(r"^(?:server-)?(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
 
 
-def run_suite_all(
-    suite: Suite, role: str, target: str, out_dir: Path, *, extra_env: dict[str, str] | None = None
-) -> tuple[dict[str, Outcome], str]:
+def run_suite_all(suite: Suite, role: str, target: str, out_dir: Path) -> tuple[dict[str, Outcome], str]:
     """Run every scenario of ``role`` the way a bare ``--suite all`` does (no spec version, no --force: the suite
     picks each scenario's own wire, pending and extension scenarios included) against ``target`` (the server's URL,
     or the client's command), and read each scenario's checks from its result directory. Returns the outcomes (not
@@ -397,29 +410,13 @@ def run_suite_all(
     option = "--url" if role == "server" else "--command"
     command = suite.command(role, option, target, "--suite", "all")
     command += ["--timeout", str(SUITE_ALL_SCENARIO_TIMEOUT_MS), "-o", str(out_dir)]
-    try:
-        done = subprocess.run(
-            command,
-            env={**suite.node.env(), **(extra_env or {})},
-            capture_output=True,
-            text=True,
-            timeout=SUITE_ALL_PROCESS_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=out_dir,
-        )
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"--suite all ({role}) did not finish within {SUITE_ALL_PROCESS_TIMEOUT:.0f}s: {exc!r}")
+    done = _cli(suite, command, out_dir, SUITE_ALL_PROCESS_TIMEOUT, f"--suite all ({role})")
     outcomes: dict[str, Outcome] = {}
     for result in sorted(out_dir.glob("**/checks.json")):
         relative = result.parent.relative_to(out_dir).as_posix()
         if (match := _RESULT_DIR.match(relative)) is None:
             continue
-        client_output = "".join(
-            path.read_text(encoding="utf-8", errors="replace")
-            for name in ("stdout.txt", "stderr.txt")
-            if (path := result.parent / name).is_file()
-        )
-        checks = json.loads(result.read_text(encoding="utf-8"))
+        checks, client_output = _results(result.parent)
         scenario = match["scenario"]
         outcomes[scenario] = Outcome(scenario, 0, checks, "", client_output, spec_version="(suite all)")
     return outcomes, done.stdout + done.stderr

@@ -13,14 +13,12 @@ its own scenario's outcome (``harness.Outcome.judge``), so a failure names the s
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 from harness import (
@@ -243,10 +241,9 @@ def outcomes(suite: Suite) -> Iterator[dict[tuple[str, str], Outcome]]:
             out_dir = Path(root) / f"{revision}-{scenario.replace('/', '_')}"
             out_dir.mkdir()
             tolerated = TOLERATED_WARNINGS.get(scenario, ())
-            outcome = run_client_scenario(
+            return run_client_scenario(
                 suite, scenario, out_dir, required, tolerated, spec_version=revision, force=force
             )
-            return nested_outcome(outcome, out_dir, required) if "/" in scenario else outcome
 
         with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
             yield dict(zip(CASES, pool.map(run, RUNS), strict=True))
@@ -267,27 +264,6 @@ def test_client_scenario(outcomes: dict[tuple[str, str], Outcome], revision: str
             outcome.problems.append(f"[{name}] {statuses.get(name, 'missing')} (must be SUCCESS)")
     if outcome.problems:
         pytest.fail(outcome.report(), pytrace=False)
-
-
-def read_results(out_dir: Path) -> tuple[list[dict[str, Any]], str]:
-    """The checks and our client's output of the run in ``out_dir``: the suite writes an ``auth/x`` scenario's
-    results one directory deeper (``auth/x-<time>/``) than the harness looks."""
-    results = sorted(out_dir.glob("**/checks.json"))
-    if not results:
-        return [], ""
-    output = "".join(
-        path.read_text(encoding="utf-8", errors="replace")
-        for name in ("stdout.txt", "stderr.txt")
-        if (path := results[-1].parent / name).is_file()
-    )
-    return json.loads(results[-1].read_text(encoding="utf-8")), output
-
-
-def nested_outcome(outcome: Outcome, out_dir: Path, required: tuple[str, ...]) -> Outcome:
-    """``outcome`` judged again with the checks of an ``auth/*`` scenario (which the harness did not find)."""
-    checks, client_output = read_results(out_dir)
-    again = Outcome(outcome.scenario, outcome.exit_code, checks, outcome.output, client_output, outcome.spec_version)
-    return again.judge(required, client=True)
 
 
 # -- a bare ``--suite all`` ----------------------------------------------------------------------------------------
