@@ -65,10 +65,11 @@ from .asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plai
 from .auth import (
     AUTH_OWNER_KEY,
     AUTH_SCOPE_KEY,
+    AnyHTTPAuth,
     Authenticated,
     AuthRefusal,
-    HTTPAuthenticator,
     authorization_of,
+    bound_authenticator,
     metadata_answer,
     refusal_answer,
 )
@@ -158,7 +159,7 @@ class StreamableHTTPApp:
         retry_interval: float = 1.0,
         max_listen_streams: int = DEFAULT_MAX_LISTEN_STREAMS,
         max_queued_events: int = DEFAULT_MAX_QUEUED_EVENTS,
-        auth: HTTPAuthenticator | None = None,
+        auth: AnyHTTPAuth | None = None,
         storage: HTTPStorage | None = None,
         lifespan: Callable[[], AbstractAsyncContextManager[object]] | None = None,
         on_started: Sequence[Callable[[StreamableHTTPApp], Awaitable[None]]] = (),
@@ -211,9 +212,9 @@ class StreamableHTTPApp:
         A client that disconnects from a stream it cannot resume (JSON answers, or no event id sent yet) has its
         requests cancelled, as if it had sent ``notifications/cancelled``; a resumable stream's requests go on.
         """
-        self.auth = auth
+        self.auth = bound_authenticator(auth)
         # Credentials bound to the request (DPoP) are checked with the request's scope: see auth.HTTPAuthenticator.
-        self._authenticate_request = getattr(auth, "authenticate_request", None)
+        self._authenticate_request = getattr(self.auth, "authenticate_request", None)
         self.json_response = json_response
         self._origins = OriginCheck(allowed_hosts or LOCAL_HOSTS, allowed_origins)
         self._max_body_size = max_body_size
@@ -468,7 +469,7 @@ class EndpointOptions(TypedDict, total=False):
     retry_interval: float
     max_listen_streams: int
     max_queued_events: int
-    auth: HTTPAuthenticator | None
+    auth: AnyHTTPAuth | None
     storage: HTTPStorage | None
 
 

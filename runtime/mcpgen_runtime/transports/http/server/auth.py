@@ -24,19 +24,22 @@ and a JSON-RPC error body.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from .asgi import JSON, Answer
 
 __all__ = [
     "AUTH_OWNER_KEY",
     "AUTH_SCOPE_KEY",
+    "AnyHTTPAuth",
     "AuthRefusal",
     "Authenticated",
     "HTTPAuthenticator",
+    "ScopedAuthenticator",
     "authorization_of",
+    "bound_authenticator",
     "metadata_answer",
     "refusal_answer",
 ]
@@ -88,6 +91,27 @@ class HTTPAuthenticator(Protocol):
     def authorize(self, identity: Any, method: str, params: Mapping[str, Any] | None) -> AuthRefusal | None:
         """Whether ``identity`` may send request ``method`` with ``params`` (e.g. the scopes of a tool)."""
         ...
+
+
+class ScopedAuthenticator(Protocol):
+    """What a server's ``auth=`` option may also be (``server.auth.BearerAuth``): the configuration of an
+    authenticator, bound to a server's tool scopes (tool name -> scopes a call needs) to give the
+    ``HTTPAuthenticator``. The server binds it to its own tools; given to the transport directly, it is bound to
+    none (``bound_authenticator``)."""
+
+    def authenticator(self, tool_scopes: Mapping[str, Collection[str]]) -> HTTPAuthenticator: ...
+
+
+AnyHTTPAuth = HTTPAuthenticator | ScopedAuthenticator
+"""The ``auth=`` option: an authenticator, or the configuration of one (``ScopedAuthenticator``)."""
+
+
+def bound_authenticator(auth: AnyHTTPAuth | None) -> HTTPAuthenticator | None:
+    """``auth`` as the transport uses it: an authenticator as it is, a configuration bound to no tool scopes (a
+    server binds it to its tools before the transport sees it)."""
+    if auth is None or not hasattr(auth, "authenticator") or hasattr(auth, "authenticate"):
+        return cast(HTTPAuthenticator | None, auth)  # an authenticator already (structurally)
+    return auth.authenticator({})
 
 
 def authorization_of(scope: Mapping[str, Any]) -> str | AuthRefusal | None:
