@@ -11,7 +11,7 @@ nox.options.default_venv_backend = "none"
 nox.options.sessions = ["tests"]
 
 PYTHON = sys.executable
-CODE = ["generator", "runtime", "tests", "bench", "noxfile.py"]
+CODE = ["generator", "runtime", "tests", "bench", "docs/hooks", "noxfile.py"]
 
 
 @nox.session
@@ -32,7 +32,14 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the toolchain, the runtime and the generated bindings."""
     session.run(
-        PYTHON, "-m", "mypy", "--strict", "generator/mcpgen", "runtime/mcpgen_runtime", "generated/mcp_bindings"
+        PYTHON,
+        "-m",
+        "mypy",
+        "--strict",
+        "generator/mcpgen",
+        "runtime/mcpgen_runtime",
+        "generated/mcp_bindings",
+        "docs/hooks",
     )
 
 
@@ -84,6 +91,17 @@ def newest(session: nox.Session) -> None:
     args = session.posargs or ["-q", "-p", "no:cacheprovider", "tests/runtime"]
     session.run("python", "-m", "pytest", *args)
     session.run("python", "-m", "pytest", *args, env={"MCPGEN_SAFE_MODE": "1"})
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site as CI does: `mkdocs build --strict` (a broken link, a missing page or any other
+    warning fails) into site/, or into the directory given (`nox -s docs -- /tmp/site`). The reference pages' tables
+    are generated from the code during the build (docs/hooks). To read the site while editing it, run
+    `.venv/bin/mkdocs serve` instead: it rebuilds on every change and serves http://127.0.0.1:8000."""
+    site = session.posargs[0] if session.posargs else "site"
+    session.env["NO_MKDOCS_2_WARNING"] = "1"  # Material's banner about its successor, printed on every build
+    session.run(PYTHON, "-m", "mkdocs", "build", "--strict", "--site-dir", site)
 
 
 @nox.session

@@ -1,7 +1,7 @@
 """Scale-out: `tools/call` requests per second with 1, 2 and 4 workers sharing one Redis, in both protocol eras,
 and what the Redis-backed session path adds to a request.
 
-The server is bench/servers/mcpgen_add_http_server.py (one `add` tool) run the way docs/deploy.md shows:
+The server is bench/servers/mcpgen_add_http_server.py (one `add` tool) run the way docs/how-to/deploy.md shows:
 `python -m mcpgen_runtime.server.runner FILE --transport http --port P [--workers N --redis URL]`, with
 MCPGEN_REQUEST_STATE_KEY set. The benchmark starts its own `redis-server` (Debian package `redis-server`: a free
 port, no persistence) and stops it, and every server process, at the end. Setups, each its own server process:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = ["generator", "runtime", "tests", "bench", "noxfile.py"]
+CODE = ["generator", "runtime", "tests", "bench", "docs/hooks", "noxfile.py"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

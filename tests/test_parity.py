@@ -8,7 +8,7 @@ For every definition of every vendored version (patched as the generator sees it
   dropped, a property given a value of the wrong JSON type, a non-object where an object belongs, ...)
   are rejected by the model whenever `jsonschema` rejects them.
 
-How the generation schema is built and what is deliberately different is described in docs/parity.md.
+How the generation schema is built and what is deliberately different is described in docs/explanation/parity.md.
 """
 
 from __future__ import annotations
@@ -477,7 +477,7 @@ def test_invalid_instances_are_rejected_by_both(version: str, name: str) -> None
                 and problem.startswith("rejected")
                 and _model_accepts(version, name, as_ints)
             ):
-                # Documented exception (docs/parity.md): strict integers reject 1.0.
+                # Documented exception (docs/explanation/parity.md): strict integers reject 1.0.
                 continue
             problems.append(f"{what} (valid per jsonschema): {text}\n  {problem}")
             continue

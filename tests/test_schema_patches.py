@@ -1,7 +1,7 @@
 """The known-defect patches in spec/patches/: each one still applies, cites its evidence, and fixes what it says.
 
 Every patch replaces a value the TypeScript source (schema/<version>/schema.ts upstream) declares wider than the
-JSON Schema generated from it; docs/parity.md ("Value types against the TypeScript source") lists what was
+JSON Schema generated from it; docs/explanation/parity.md ("Value types against the TypeScript source") lists what was
 compared and why the other `number` -> `integer` narrowings are left alone. For each patch this checks, against
 the vendored schema before and after patching, that the pointer held the old value and now holds the new one; and
 for each defect, that `jsonschema` rejected the peers' real value before the patch and that the generated model

@@ -1,4 +1,4 @@
-"""docs/deploy.md's nginx site, run for real: a real nginx (Debian's package, installed by .ci/run) with the guide's
+"""docs/how-to/deploy.md's nginx site, run for real: a real nginx (Debian's package, installed by .ci/run) with the guide's
 configuration in front of two "hosts" (two multi-worker servers on one Redis, as the guide deploys them), the
 guide's upstream addresses and listen port swapped for local ones. Through the proxy: a session's requests spread
 over both hosts, a request's events stream as they are written (not when the answer is done), and the 2026-07-28
@@ -23,7 +23,7 @@ from support.system import missing_reason
 # .ci/run installs nginx; without it each test is skipped by name (and counted in the summary's NOT TESTED).
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason=missing_reason("nginx"))
 
-DEPLOY_GUIDE = Path(__file__).resolve().parents[2] / "docs" / "deploy.md"
+DEPLOY_GUIDE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "deploy.md"
 NGINX_BLOCK = re.compile(r"^```nginx\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 PUBLIC_NAME = "mcp.example.com"  # the guide's server_name; the workers allow it (--allowed-host), as it says
 

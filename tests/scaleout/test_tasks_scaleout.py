@@ -15,7 +15,7 @@ which. With one client per worker, a test starts a task through one worker and f
   the same in 2025-11-25 (``tasks/get`` and ``tasks/result`` of the session's task, through the replacement too);
 - Redis restarted (no persistence, as the test Redis runs): every task is forgotten, ``tasks/get`` answers that the
   task is unknown, and new tasks work at once. With persistence (appendonly) they would survive: that is Redis's
-  setting, not the server's (docs/deploy.md).
+  setting, not the server's (docs/how-to/deploy.md).
 - 2025-11-25: a legacy session's task followed (tasks/get, the blocking tasks/result) over new connections, so any
   worker; another session does not see it.
 """

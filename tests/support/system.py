@@ -9,7 +9,7 @@ from typing import Final
 # The prefix of every skip reason for a missing program: tests/conftest.py finds these skips by it.
 MISSING_PROGRAM: Final = "not tested: system program missing:"
 # What .ci/run installs (Debian package names), and the README's list of what the full suite needs.
-DEBIAN_PACKAGES: Final = {"redis-server": "redis-server", "nginx": "nginx", "wrk": "wrk"}
+DEBIAN_PACKAGES: Final = {"redis-server": "redis-server", "nginx": "nginx", "wrk": "wrk", "chromium": "chromium"}
 
 
 def missing_reason(program: str) -> str:

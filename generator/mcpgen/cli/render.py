@@ -40,7 +40,7 @@ Examples:
   mcpgen render --template my-target/ --out out/ --version 2025-06-18 --version 2026-07-28
 \b
 A template set is a directory with target.toml (or target.json) naming its templates and output
-paths; see docs/templates.md for the manifest and the context templates receive.
+paths; see docs/how-to/templates.md for the manifest and the context templates receive.
 Exit codes: 0 ok, 2 bad input (template set, manifest, template, version); nothing is written then.""",
 )
 @click.option(

@@ -7,7 +7,7 @@ A target is a directory of Jinja templates plus a manifest, `target.toml` (or `t
 which template renders to which output path, once per version (`{module}`/`{version}` placeholders) or
 once for all versions. The bindings' view (pipeline/views.py) spells Python; the view built here is language
 neutral: names in UPPER_SNAKE, camelCase and PascalCase, prose, and the raw IR as plain data, every
-collection sorted. docs/templates.md documents the manifest and every context field.
+collection sorted. docs/how-to/templates.md documents the manifest and every context field.
 
 Nothing here touches the file system except reading the target: `load_target` and `render_target`
 raise TargetError (bad manifest) or render.TemplateRenderError (bad template) before anything is written.

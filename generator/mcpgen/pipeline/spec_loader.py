@@ -23,7 +23,7 @@ MANIFEST_NAME = "manifest.json"
 SCHEMA_NAME = "schema.json"
 PATCHES_DIR = "patches"
 # Extensions (spec/extensions/<name>/<revision>/schema.json) are not protocol versions: they add methods to one, so
-# list_versions leaves them out and pipeline/extensions.py loads them (see docs/extensions.md).
+# list_versions leaves them out and pipeline/extensions.py loads them (see docs/how-to/extensions.md).
 EXTENSIONS_DIR = "extensions"
 
 

@@ -1,7 +1,7 @@
 """Scale-out: one MCP server as many worker processes (and hosts) behind one address, sharing state through Redis.
 
 Without a Redis URL nothing here is used: a single worker keeps everything in memory. With one, any worker answers
-any request, with no session affinity (see ``settings.ScaleOutSettings`` for the configuration, docs/deploy.md for
+any request, with no session affinity (see ``settings.ScaleOutSettings`` for the configuration, docs/how-to/deploy.md for
 running it).
 
 Holds, bottom up: ``settings`` (the configuration, from arguments or ``MCPGEN_*`` variables), ``keys`` (every Redis

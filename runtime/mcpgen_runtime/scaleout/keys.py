@@ -1,7 +1,7 @@
 """Where a scaled-out server keeps things in Redis: every key and channel name, in one place.
 
 Where it sits: the bottom of the ``scaleout`` package (no Redis import; a session's stream ids come from the
-transport's ``stores``); docs/deploy.md describes the same layout. Every name starts with the deployment's prefix (``ScaleOutSettings.key_prefix``), so that several
+transport's ``stores``); docs/how-to/deploy.md describes the same layout. Every name starts with the deployment's prefix (``ScaleOutSettings.key_prefix``), so that several
 deployments can share one Redis.
 """
 

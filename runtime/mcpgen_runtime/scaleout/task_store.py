@@ -30,7 +30,7 @@ Bounds: every call has a total deadline (``settings.redis_timeout``; ``wait_for_
 a stalled or dead Redis raises ``TaskStoreUnavailable`` (a ``TaskStoreError``) within it, never hangs. A task id
 longer than ``MAX_TASK_ID_LENGTH`` is unknown. A record that is not a task's (junk under the key) reads as unknown and
 is logged. Durability: ``create`` returns once Redis has the record, so any worker's ``get`` finds it; whether it
-survives a Redis restart is Redis's persistence setting (docs/deploy.md): without persistence, a restarted Redis
+survives a Redis restart is Redis's persistence setting (docs/how-to/deploy.md): without persistence, a restarted Redis
 has forgotten every task, and tasks/get answers "not found".
 """
 

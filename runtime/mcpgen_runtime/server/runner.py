@@ -193,7 +193,7 @@ def add_serving_arguments(parser: argparse.ArgumentParser, transports: Sequence[
             "--redis",
             metavar="URL",
             help="HTTP: share sessions, events and notifications through this Redis, redis://host:port/db "
-            "(default: MCPGEN_REDIS_URL; other MCPGEN_* variables set the rest, see docs/deploy.md)",
+            "(default: MCPGEN_REDIS_URL; other MCPGEN_* variables set the rest, see docs/how-to/deploy.md)",
         )
     parser.add_argument(
         "--log-level",
