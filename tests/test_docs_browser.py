@@ -14,17 +14,16 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from support.docs_site import build_site
 from support.system import MISSING_PROGRAM
 
 REPO = Path(__file__).resolve().parents[1]
-BUILD_TIMEOUT = 600  # seconds for mkdocs build
 BROWSER_TIMEOUT = 60  # seconds for one Chromium run
 WINDOW = "1280,900"
 # The pages opened: (path under the site, docs page it is built from, screenshot name).
@@ -68,17 +67,7 @@ def text_of(fragment: str) -> str:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     chromium()  # skip before the build when there is no browser
-    directory = tmp_path_factory.mktemp("site")
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(directory)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=BUILD_TIMEOUT,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
-    return directory
+    return build_site(tmp_path_factory.mktemp("site"))
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):

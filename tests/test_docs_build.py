@@ -11,15 +11,14 @@ from __future__ import annotations
 import html
 import importlib
 import inspect
-import os
 import re
-import subprocess
 import sys
 from enum import IntEnum
 from pathlib import Path
 
 import click
 import pytest
+from support.docs_site import build_site
 
 REPO = Path(__file__).resolve().parents[1]
 SETTING = re.compile(r"^(?P<name>(?:DEFAULT|MAX)_[A-Z0-9_]+)\s*(?::[^=]*)?=", re.MULTILINE)
@@ -35,19 +34,7 @@ BINDINGS = REPO / "generated" / "mcp_bindings"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
-    return out
+    return build_site(tmp_path_factory.mktemp("site"))
 
 
 def page(site: Path, path: str) -> str:
