@@ -348,7 +348,8 @@ class Registry:
             self.version,
             self.title,
             self.serves_tasks(),
-            repr(sorted(self.extensions.items())),
+            # (Compared by value, never hashed; declare_extension stores a new settings dict each time.)
+            tuple(self.extensions.items()),
         )
 
     def declare_extension(self, identifier: str, settings: Mapping[str, Any] | None = None) -> None:
