@@ -34,6 +34,7 @@ import hashlib
 import inspect
 import json
 import time
+from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -340,10 +341,11 @@ class _JWTBearerHook(TokenHook):
         await self._keep(token, metadata, resource.resource, None)
         return True
 
+    @abstractmethod
     async def _obtain(
         self, http: httpx2.AsyncClient, resource: ResourceMetadata, metadata: AuthServerMetadata
     ) -> Token:
-        raise NotImplementedError
+        """The access token, by this provider's way to the RFC 7523 grant (the workload's JWT, or an ID-JAG)."""
 
 
 class WorkloadIdentityProvider(_JWTBearerHook):
