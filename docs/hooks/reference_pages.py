@@ -6,8 +6,8 @@ this module too, to compare the built pages with the code.
 
 - ``cli``: ``mcpgen --help`` and every subcommand's help, recursively (click, at a fixed width).
 - ``settings``: every module-level ``DEFAULT_*`` / ``MAX_*`` constant of mcpgen_runtime and of the generator, with
-  its value and what the code says about it (the comment above it or after it, or the docstring under it); then the
-  keyword defaults of ``Server(...)``, ``serve_http`` / ``run_http`` and ``Client(...)``.
+  its value and what the code says about it, then the keyword defaults of the calls a user configures
+  (``settings_page``, over ``code_constants``, which reads the constants from the source).
 - ``errors``: the JSON-RPC and MCP error codes: the generated ``ErrorCode`` enum of every protocol version and
   extension, the runtime's ``ErrorCode``, and the runtime's module-level constants that hold an error code.
 - ``include PATH``: a Markdown file of the repository (a version's INTERFACES.md, CHANGELOG.md), with its
@@ -24,83 +24,20 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import io
 import os
 import posixpath
 import re
-import tokenize
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 from pathlib import Path
 from typing import Any
 
+from code_constants import Constant, cell, module_constants
+from settings_page import settings_reference
+
 REPO = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"^<!-- mcpgen:(?P<name>[a-z]+)(?: (?P<argument>\S+))? -->$", re.MULTILINE)
 CLI_WIDTH = 80
-
-# The source roots scanned for constants: (import root, folder), as installed in the venv.
-PACKAGES = (("mcpgen_runtime", REPO / "runtime" / "mcpgen_runtime"), ("mcpgen", REPO / "generator" / "mcpgen"))
-SETTING_NAME = re.compile(r"^(DEFAULT|MAX)_[A-Z0-9_]+$")
-
-# How the settings page groups modules: the first prefix that matches names the section (most specific first).
-AREAS = (
-    ("mcpgen_runtime.server.auth", "Server: authorization (resource server)"),
-    ("mcpgen_runtime.server.tasks", "Server: tasks"),
-    ("mcpgen_runtime.server.skills", "Server: skills"),
-    ("mcpgen_runtime.server", "Server"),
-    ("mcpgen_runtime.transports.http.server", "HTTP transport: server"),
-    ("mcpgen_runtime.transports.http.client", "HTTP transport: client"),
-    ("mcpgen_runtime.transports.stdio", "stdio transport"),
-    ("mcpgen_runtime.jsonrpc", "JSON-RPC sessions"),
-    ("mcpgen_runtime.client.auth", "Client: authorization"),
-    ("mcpgen_runtime.client.skills", "Client: skills"),
-    ("mcpgen_runtime.client", "Client"),
-    ("mcpgen_runtime.task_store", "Task store"),
-    ("mcpgen_runtime.scaleout", "Scale-out (Redis)"),
-    ("mcpgen_runtime", "Runtime"),
-    ("mcpgen", "Generator (mcpgen CLI)"),
-)
-
-# The keyword defaults listed on the settings page: (title, dotted callable, what it is).
-SIGNATURES = (
-    ("Server(...)", "mcpgen_runtime.server.server.Server.__init__", "The server: `Server(name, version, ...)`."),
-    (
-        "Server.run_http(...)",
-        "mcpgen_runtime.server.server.Server.run_http",
-        "Serve over Streamable HTTP until stopped; also takes every option of the two tables below.",
-    ),
-    (
-        "Server.serve_http(...)",
-        "mcpgen_runtime.server.server.Server.serve_http",
-        "The same inside a running event loop (`await tg.start(server.serve_http, ...)`); also takes every option of"
-        " the two tables below.",
-    ),
-    (
-        "HTTP app options",
-        "mcpgen_runtime.transports.http.server.app.StreamableHTTPApp.__init__",
-        "The Streamable HTTP endpoint's options: keywords of `run_http` and `serve_http`.",
-    ),
-    (
-        "HTTP server options",
-        "mcpgen_runtime.transports.http.server.app.run_http",
-        "How uvicorn serves the endpoint: keywords of `run_http` and `serve_http`.",
-    ),
-    ("Server.run_stdio(...)", "mcpgen_runtime.server.server.Server.run_stdio", "Serve over stdin and stdout."),
-    (
-        "Client(...)",
-        "mcpgen_runtime.client.client.Client.__init__",
-        "The client; `Client.connect(target, ...)` takes the same keywords.",
-    ),
-    (
-        "Client.connect(...)",
-        "mcpgen_runtime.client.client.Client.connect",
-        "Connecting: these, the `Client` keywords above, and `version` / `initialize_timeout` (`ConnectOptions`).",
-    ),
-)
-# Keyword parameters that are plumbing, not settings.
-SKIPPED_PARAMETERS = frozenset({"self", "task_status", "options", "handler", "app_factory", "server", "target"})
-
 
 # -- markers ------------------------------------------------------------------------------------------------------
 
@@ -165,183 +102,6 @@ def cli_reference() -> str:
         level = "#" * min(len(command.path) + 1, 4)
         parts.append(f"{level} `{' '.join(command.path)}`\n\n```text\n{command.help}\n```\n")
     return "\n".join(parts)
-
-
-# -- settings -----------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Constant:
-    module: str
-    name: str
-    source: str  # the value as written
-    value: str  # repr of the value at import time
-    doc: str  # what the code says about it, or ""
-    arithmetic: bool = False  # the value is written as arithmetic (64 * 1024): the page shows both
-
-
-def python_files(root: Path) -> Iterator[Path]:
-    for path in sorted(root.rglob("*.py")):
-        if "__pycache__" not in path.parts:
-            yield path
-
-
-def module_name(package: str, root: Path, path: Path) -> str:
-    parts = [package, *path.relative_to(root).with_suffix("").parts]
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def comments_by_line(text: str) -> dict[int, str]:
-    found: dict[int, str] = {}
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.COMMENT:
-            found[token.start[0]] = token.string.lstrip("#").strip()
-    return found
-
-
-def described(statement: ast.stmt, body: list[ast.stmt], index: int, lines: list[str], comments: dict[int, str]) -> str:
-    """The docstring under an assignment, else its trailing comment, else the comment block right above it."""
-    following = body[index + 1] if index + 1 < len(body) else None
-    if (
-        isinstance(following, ast.Expr)
-        and isinstance(following.value, ast.Constant)
-        and isinstance(following.value.value, str)
-    ):
-        return inspect.cleandoc(following.value.value)
-    end = statement.end_lineno or statement.lineno
-    for line in range(statement.lineno, end + 1):
-        if line in comments and lines[line - 1].lstrip()[:1] != "#":
-            return comments[line]
-    above: list[str] = []
-    line = statement.lineno - 1
-    while line >= 1 and lines[line - 1].lstrip().startswith("#") and line in comments:
-        above.insert(0, comments[line])
-        line -= 1
-    return " ".join(above)
-
-
-def module_constants(name_filter: Callable[[str, ast.expr], bool]) -> list[Constant]:
-    """Module-level assignments whose name passes ``name_filter``, in every module of PACKAGES."""
-    found: list[Constant] = []
-    for package, root in PACKAGES:
-        for path in python_files(root):
-            text = path.read_text(encoding="utf-8")
-            tree = ast.parse(text)
-            lines = text.splitlines()
-            comments = comments_by_line(text)
-            module = module_name(package, root, path)
-            for index, statement in enumerate(tree.body):
-                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                    name, value_node = statement.target.id, statement.value
-                elif (
-                    isinstance(statement, ast.Assign)
-                    and len(statement.targets) == 1
-                    and isinstance(statement.targets[0], ast.Name)
-                ):
-                    name, value_node = statement.targets[0].id, statement.value
-                else:
-                    continue
-                if value_node is None or not name_filter(name, value_node):
-                    continue
-                value = getattr(importlib.import_module(module), name)
-                found.append(
-                    Constant(
-                        module,
-                        name,
-                        ast.get_source_segment(text, value_node) or "",
-                        shown(value),
-                        described(statement, tree.body, index, lines, comments),
-                        isinstance(value_node, ast.BinOp),
-                    )
-                )
-    return found
-
-
-def shown(value: Any) -> str:
-    if isinstance(value, IntEnum):
-        return str(int(value))
-    if isinstance(value, dict) and value and all(hasattr(item, "_asdict") for item in value.values()):
-        return "{" + ", ".join(f"{key!r}: {item!r}" for key, item in value.items()) + "}"
-    return repr(value)
-
-
-def settings_constants() -> list[Constant]:
-    return module_constants(lambda name, _value: bool(SETTING_NAME.match(name)))
-
-
-def area_of(module: str) -> str:
-    for prefix, title in AREAS:
-        if module == prefix or module.startswith(prefix + "."):
-            return title
-    raise ValueError(f"no area for {module}")
-
-
-def cell(text: str) -> str:
-    """Text for a Markdown table cell: one line, pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def code(text: str) -> str:
-    """Text as a code span in a table cell (the tables extension does not split cells at a pipe in a code span)."""
-    text = " ".join(text.split())
-    fence = "``" if "`" in text else "`"
-    pad = " " if fence == "``" else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def settings_reference() -> str:
-    by_area: dict[str, list[Constant]] = {}
-    for constant in settings_constants():
-        by_area.setdefault(area_of(constant.module), []).append(constant)
-    parts = ["## Limits and defaults by area\n"]
-    for _prefix, title in AREAS:
-        constants = by_area.get(title)
-        if not constants:
-            continue
-        parts.append(f"### {title}\n\n| Constant | Value | Module | What it is |\n|---|---|---|---|")
-        for constant in sorted(constants, key=lambda c: (c.module, c.name)):
-            value = f"{constant.value} ({constant.source})" if constant.arithmetic else constant.value
-            parts.append(
-                f"| {code(constant.name)} | {code(value)} | {code(constant.module)} | " f"{cell(constant.doc) or '—'} |"
-            )
-        parts.append("")
-    parts.append("## Keyword defaults\n")
-    for title, dotted, what in SIGNATURES:
-        parts.append(
-            f"### {title}\n\n{what} (`{dotted.removesuffix('.__init__')}`)\n\n"
-            "| Keyword | Default | Type |\n|---|---|---|"
-        )
-        for name, parameter in keyword_defaults(dotted):
-            default = "required" if parameter.default is inspect.Parameter.empty else repr(parameter.default)
-            annotation = "" if parameter.annotation is inspect.Parameter.empty else str(parameter.annotation)
-            parts.append(f"| {code(name)} | {code(default)} | {code(annotation) if annotation else ''} |")
-        parts.append("")
-    return "\n".join(parts)
-
-
-def resolve(dotted: str) -> Any:
-    parts = dotted.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            target: Any = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        for attribute in parts[split:]:
-            target = getattr(target, attribute)
-        return target
-    raise ImportError(dotted)
-
-
-def keyword_defaults(dotted: str) -> list[tuple[str, inspect.Parameter]]:
-    signature = inspect.signature(resolve(dotted))
-    return [
-        (name, parameter)
-        for name, parameter in signature.parameters.items()
-        if name not in SKIPPED_PARAMETERS
-        and parameter.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
-    ]
 
 
 # -- errors -------------------------------------------------------------------------------------------------------
