@@ -44,6 +44,7 @@ __all__ = [
     "TaskScope",
     "call_handler",
     "deliver_response",
+    "failure_answer",
     "ignore_notification",
     "method_not_found",
 ]
@@ -81,10 +82,11 @@ class TaskScope:
 
     __slots__ = ("_cancelled", "_cancelling", "_outer", "_task", "cancel_called")
 
-    def __init__(self) -> None:
+    def __init__(self, task: asyncio.Task[Any] | None = None) -> None:
+        """``task``: the task that will enter it, if the caller has it at hand (else it is looked up then)."""
         self.cancel_called = False
         self._cancelled = False  # the task was cancelled by this scope
-        self._task: asyncio.Task[Any] | None = None
+        self._task: asyncio.Task[Any] | None = task
         self._cancelling = 0
         self._outer: object = None  # the innermost anyio cancel scope of the task at entry
 
@@ -99,7 +101,7 @@ class TaskScope:
         return _on_asyncio()
 
     def __enter__(self) -> TaskScope:
-        task = asyncio.current_task()
+        task = self._task or asyncio.current_task()
         assert task is not None, "TaskScope is entered in an asyncio task"
         self._task, self._cancelling = task, task.cancelling()
         self._outer = _anyio_scope(task)
@@ -328,15 +330,22 @@ async def call_handler(
             raise TypeError(f"request handler returned {type(result).__name__}, not dict")
         message = success_response(request.id, result)
         return message, encode_frame(message)
-    except JSONRPCError as exc:
+    except Exception as exc:
+        return failure_answer(request, exc)
+
+
+def failure_answer(request: Request, exc: Exception) -> tuple[dict[str, Any], bytes]:
+    """The response to ``request`` whose handler raised ``exc`` (see ``call_handler``): a ``JSONRPCError`` is that
+    error; anything else is logged and answered -32603, as is an error whose data is not JSON."""
+    if isinstance(exc, JSONRPCError):
         message = error_response(request.id, exc.code, exc.message, exc.data)
         try:
             return message, encode_frame(message)
         except (TypeError, ValueError):
             logger.exception("error data of %r is not JSON-serializable", request.method)
-    except Exception:
+    else:
         # Log the details here; the peer only learns that something failed (no exception text, no traceback).
-        logger.exception("request handler for %r (id %r) failed", request.method, request.id)
+        logger.exception("request handler for %r (id %r) failed", request.method, request.id, exc_info=exc)
     message = error_response(request.id, ErrorCode.INTERNAL_ERROR, "Internal error")
     return message, encode_frame(message)
 

@@ -31,6 +31,7 @@ from .authoring.lifespan import Lifespan, LifespanRunner, StateT
 from .authoring.middleware import Middleware
 from .authoring.registry import Registry
 from .dispatch.connection import ServerConnection
+from .dispatch.direct_call import answer_direct, direct_plan
 from .dispatch.generated import declared
 from .dispatch.modern import ExchangeIO, ModernServing, answer_http
 from .dispatch.request_state import DEFAULT_MAX_REQUEST_STATE_BYTES, DEFAULT_REQUEST_STATE_TTL, RequestStateCodec
@@ -254,7 +255,13 @@ class Server(Registry, Generic[StateT]):
             # The usual case (serve_http, a mounted app): the run is in progress; joined without an async context
             # manager, which per request cost a generator, its frames and a few awaits.
             try:
-                return await answer_http(self._modern_serving(lifespan.state), request, call, self.connections)
+                serving = self._modern_serving(lifespan.state)
+                plan = direct_plan(
+                    serving, request.method, request.params
+                )  # a plain tools/call: answered in one function (direct_call)
+                if plan is not None:
+                    return await answer_direct(plan, request)
+                return await answer_http(serving, request, call, self.connections)
             finally:
                 lifespan.leave()
         async with self.running() as state:

@@ -113,6 +113,13 @@ def _bind(sig: Signature, values: Mapping[str, Any], context: Context | None) ->
     return kwargs
 
 
+def _with_context(sig: Signature, kwargs: dict[str, Any], context: Context | None) -> dict[str, Any]:
+    """``_bind`` of keyword arguments made for this call (added to, not copied)."""
+    if sig.context_param is not None:
+        kwargs[sig.context_param] = context
+    return kwargs
+
+
 # -- content -----------------------------------------------------------------------------------------------------
 
 
@@ -276,6 +283,8 @@ class ToolDef:
             given = dict(given)
             rest = {key: given.pop(key) for key in list(given) if key not in self.arguments.model_fields}
         values = self.arguments.__pydantic_validator__.validate_python(given)  # model_validate, minus its frames
+        if not rest:
+            return {name: getattr(values, name) for name in self._argument_names}
         return {**rest, **{name: getattr(values, name) for name in self._argument_names}}
 
     async def call(
@@ -285,7 +294,7 @@ class ToolDef:
         exceptions raised by the tool become results with ``isError: true`` (the model can read and correct them),
         for every protocol version; ``ProtocolError`` goes on to be the request's JSON-RPC error."""
         try:
-            kwargs = _bind(self.sig, self._kwargs(arguments), context)
+            kwargs = _with_context(self.sig, self._kwargs(arguments), context)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(d['loc']) or '(arguments)'}: {d['msg']}" for d in validation_details(exc))
             return _tool_error(f"Invalid arguments for tool {self.name!r}: {problems}")

@@ -84,6 +84,50 @@ def _add(kind: str, table: dict[K, D], key: K, definition: D, replace: bool) -> 
     table[key] = definition
 
 
+class ToolTable(dict[str, ToolDef]):
+    """``Registry.tools``: a dict that counts its changes (``generation``), so that what is derived from every tool
+    (``Registry.serves_tasks``, part of ``serving_key``, read by every modern request) is recomputed when a tool is
+    added, replaced or removed, by any means, rather than walked per request (a server of 100 tools paid 6 us)."""
+
+    __slots__ = ("generation",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.generation = 0
+
+    def __setitem__(self, key: str, value: ToolDef) -> None:
+        super().__setitem__(key, value)
+        self.generation += 1
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self.generation += 1
+
+    def pop(self, *args: Any) -> Any:
+        self.generation += 1
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, ToolDef]:
+        self.generation += 1
+        return super().popitem()
+
+    def clear(self) -> None:
+        self.generation += 1
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.generation += 1
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.generation += 1
+        return super().setdefault(key, default)
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]  # (dict types |= by its __or__; same behaviour)
+        self.generation += 1
+        return super().__ior__(other)
+
+
 def _label(definition: Any) -> str:
     fn = getattr(definition, "fn", None) or getattr(definition, "handler", None)
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
@@ -108,7 +152,8 @@ class Registry:
         self.name, self.version, self.title, self.instructions = name, version, title, instructions
         self.logging = logging
         self.cache_hints: dict[str, CacheHint] = hints_with_defaults(cache_hints)
-        self.tools: dict[str, ToolDef] = {}
+        self.tools: dict[str, ToolDef] = ToolTable()
+        self._tasks_served: tuple[int, bool] = (-1, False)  # (tools' generation, serves_tasks then)
         self.tool_scopes: dict[str, frozenset[str]] = {}  # tool name -> scopes a call needs (server.auth)
         self.resources: dict[str, ResourceDef] = {}
         self.templates: dict[str, ResourceTemplateDef] = {}
@@ -376,7 +421,14 @@ class Registry:
     def serves_tasks(self) -> bool:
         """Whether a tool may run as a task: then the tasks capability (2025-11-25) and extension (2026-07-28) are
         declared."""
-        return any(tool.task_support != "forbidden" for tool in self.tools.values())
+        tools = self.tools
+        generation = tools.generation if isinstance(tools, ToolTable) else None
+        if generation is not None and self._tasks_served[0] == generation:
+            return self._tasks_served[1]
+        serves = any(tool.task_support != "forbidden" for tool in tools.values())
+        if generation is not None:
+            self._tasks_served = (generation, serves)
+        return serves
 
     def capabilities(self) -> dict[str, Any]:
         """The capabilities derived from what is registered (version-neutral; fitted per version on initialize).

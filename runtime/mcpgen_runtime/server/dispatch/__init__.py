@@ -24,7 +24,11 @@ Modules, bottom up:
   workers.
 - ``outgoing``: what both eras' connection views share: log messages, the client's answers, own resources read.
 - ``pipeline``: ``run_request``, the middleware chain around an era's endpoint.
+- ``modern_serving``: ``VersionServing`` and ``ModernServing``, what serving the modern era takes of a server,
+  derived once; ``finished_result``, a result finished for a version.
 - ``modern``: ``ModernRequest`` (a modern request's connection view), ``recognize``, ``serve_modern`` and
   ``answer_http`` (the one-call dispatch, over any transport and over HTTP).
+- ``direct_call``: the direct lane of a modern ``tools/call`` that needs nothing of the general dispatch (no
+  middleware, no ``Context``, no task): planned before it runs, answered as ``modern`` would answer it.
 - ``connection``: ``ServerConnection``, a legacy session over one stream, which hands modern requests to ``modern``.
 """

@@ -37,7 +37,7 @@ from ..authoring.registry import Registry
 from ..tasks.legacy import LegacyTasks
 from .tool_headers import annotated_parameters, check_param_headers
 
-__all__ = ["RESOURCE_NOT_FOUND", "HandledConnection", "Handlers", "fit"]
+__all__ = ["RESOURCE_NOT_FOUND", "HandledConnection", "Handlers", "fit", "protocol_error_answer", "tool_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,14 +55,29 @@ def _answers_protocol_errors(method: Handler[H]) -> Handler[H]:
             return await method(self, params, context)
         except ProtocolError as exc:
             target = getattr(params, "name", None) or getattr(params, "uri", None)
-            logger.info(
-                "%s%s answered %s: %s", method.__name__, f" {target!r}" if target else "", exc.code, exc.message
-            )
-            if isinstance(exc, ResourceNotFoundError):
-                raise JSONRPCError(self._not_found_code(), exc.message, exc.data) from None
-            raise
+            raise protocol_error_answer(exc, method.__name__, target, self._not_found_code()) from None
 
     return handler
+
+
+def protocol_error_answer(exc: ProtocolError, handler: str, target: Any, not_found_code: int) -> JSONRPCError:
+    """The JSON-RPC error a ``ProtocolError`` raised by a registered function is answered with (logged at INFO, no
+    traceback: it was raised on purpose): itself, or for a resource not found the version's code."""
+    logger.info("%s%s answered %s: %s", handler, f" {target!r}" if target else "", exc.code, exc.message)
+    if isinstance(exc, ResourceNotFoundError):
+        return JSONRPCError(not_found_code, exc.message, exc.data)
+    return exc
+
+
+def tool_result(outcome: dict[str, Any] | FullToolResult, bindings: Any) -> Any:
+    """What ``ToolDef.call`` gave, as the handler's result: the tool's own result as it is (its extra keys are
+    deliberate; validated by the caller), the runtime's valid text as it is (``ValidResult``), else fitted to the
+    version's ``CallToolResult``."""
+    if isinstance(outcome, FullToolResult):
+        return outcome.value
+    if type(outcome) is ValidResult:
+        return outcome  # built by the runtime, valid as it is: nothing to fit or validate (see ValidResult)
+    return fit(bindings.CallToolResult, outcome)
 
 
 def fit(model: Any, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -208,13 +223,7 @@ class Handlers:
             and (headers := context.headers) is not None
         ):
             check_param_headers(tool.name, tool.input_json_schema, params.arguments, headers)
-        outcome = await tool.call(params.arguments, context)
-        if isinstance(outcome, FullToolResult):
-            # The tool's own result: not fitted (its extra keys are deliberate), validated as it is by the caller.
-            return outcome.value
-        if type(outcome) is ValidResult:
-            return outcome  # built by the runtime, valid as it is: nothing to fit or validate (see ValidResult)
-        return self._result("CallToolResult", outcome)
+        return tool_result(await tool.call(params.arguments, context), self.connection.bindings)
 
     # -- resources ------------------------------------------------------------------------------------------------
 

@@ -35,12 +35,12 @@ validated before is not validated again (``request_meta``); without middleware, 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, MutableSet, Sequence
+from collections.abc import Callable, Mapping, MutableSet
 from functools import partial
 from types import ModuleType
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ...jsonrpc.answers import call_handler
 from ...jsonrpc.context import PING, OutgoingSession, ProgressCallback, RequestContext, SessionClosedError
@@ -60,10 +60,8 @@ from ...versions import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ..authoring.context import LOG_LEVELS, CapabilityError, Context
-from ..authoring.definitions import validation_details
 from ..authoring.errors import InputRequired, InvalidParamsError
-from ..authoring.middleware import IncomingRequest, Middleware
-from ..authoring.registry import Registry
+from ..authoring.middleware import IncomingRequest
 from ..tasks.engine import TaskEngine, TaskRun
 from ..tasks.modern import (
     TASK_METHODS,
@@ -74,15 +72,14 @@ from ..tasks.modern import (
     runs_as_task,
 )
 from .extension_methods import answer_extension_method, extension_method
-from .generated import bindings_for, handlers_class, not_initialized, served_methods, stub_for
-from .handlers import Handlers, fit
+from .generated import not_initialized
 from .input_rounds import InputExchange
+from .modern_serving import ModernServing, VersionServing, completed_result, finished_result
 from .outgoing import client_answer, log_message, read_own_resource
 from .pipeline import run_request
-from .request_meta import ValidatedMetas, typed_modern_params
-from .request_state import RequestStateCodec
+from .request_meta import typed_modern_params
 from .subscriptions import MAX_WATCHED_TASKS, Audience, Listeners, ListenOnly, TaskWatch
-from .validation import source_of, validated_result
+from .validation import source_of
 
 __all__ = ["ExchangeIO", "ModernRequest", "ModernServing", "VersionServing", "answer_http", "recognize"]
 __all__ += ["serve_modern", "unsupported_version"]
@@ -134,70 +131,6 @@ def _object_in(meta: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
     """A copy of the object at ``key`` of a request's ``_meta``; empty when there is none, or it is not an object."""
     value = meta.get(key) if meta else None
     return dict(value) if isinstance(value, Mapping) else {}
-
-
-class VersionServing:
-    """What a server serves in one modern version, derived once from what is registered
-    (``Registry.serving_key``) rather than per request: the version's bindings and handler class, the server
-    capabilities fitted to it, the routes of the methods it serves, and its ``serverInfo``. Read only."""
-
-    __slots__ = ("bindings", "capabilities", "handlers", "key", "routes", "server_info", "server_info_valid", "stub")
-
-    def __init__(self, server: Registry, version: str, key: tuple[Any, ...]) -> None:
-        self.key = key
-        self.bindings: ModuleType = bindings_for(version)
-        self.stub: ModuleType = stub_for(version)
-        self.handlers: type[Handlers] = handlers_class(version)
-        self.capabilities: dict[str, Any] = fit(self.bindings.ServerCapabilities, server.capabilities())
-        served = served_methods(
-            self.stub, self.handlers(cast(Any, _Probe(server))), self.capabilities, bool(server.completions)
-        )
-        self.routes: dict[str, Any] = {m: r for m, r in self.stub.SERVER_ROUTES.items() if m in served}
-        info = {"name": server.name, "version": server.version, **({"title": server.title} if server.title else {})}
-        self.server_info: dict[str, Any] = fit(self.bindings.Implementation, info)
-        try:  # checked once here, so that a result built valid by the runtime (ValidResult) needs no validation
-            self.bindings.Implementation.model_validate(self.server_info)
-            self.server_info_valid = True
-        except ValidationError as exc:  # answered by validation, with the field paths, when a result carries it
-            logger.debug("serverInfo is not valid: %s", validation_details(exc))
-            self.server_info_valid = False
-
-
-class _Probe:
-    """The connection a handlers instance is made over when only its class matters (``served_methods`` asks which
-    methods the class overrides): ``Handlers.__init__`` reads ``server``, nothing else is used."""
-
-    __slots__ = ("server",)
-
-    def __init__(self, server: Registry) -> None:
-        self.server = server
-
-
-class ModernServing:
-    """What serving a modern request takes of the server: what it serves, its middleware, the state its lifespan
-    yielded for this run, and the codec of ``requestState`` (MRTR); one per run of the server (per connection over
-    a stream), with each version's ``VersionServing`` cached for as long as what is registered stays the same."""
-
-    __slots__ = ("_versions", "lifespan_state", "metas", "middleware", "request_states", "server", "tasks")
-
-    def __init__(
-        self, server: Registry, middleware: Sequence[Middleware], lifespan_state: Any, request_states: RequestStateCodec
-    ) -> None:
-        self.server, self.middleware = server, middleware
-        self.lifespan_state, self.request_states = lifespan_state, request_states
-        self._versions: dict[str, VersionServing] = {}
-        self.metas = ValidatedMetas()  # the requests' _meta values validated so far (request_meta)
-        # The server's task engine (a ``Server`` has one; a bare ``Registry`` served in tests has none: no tasks).
-        self.tasks: TaskEngine | None = getattr(server, "task_engine", None)
-
-    def version(self, version: str) -> VersionServing:
-        """``version``'s ``VersionServing``, rebuilt when a tool, resource, prompt, completion, hook or the
-        server's identity changed since it was made (a tool added at run time is served and listed at once)."""
-        key = self.server.serving_key()
-        served = self._versions.get(version)
-        if served is None or served.key != key:
-            served = self._versions[version] = VersionServing(self.server, version, key)
-        return served
 
 
 class ModernRequest:
@@ -329,7 +262,7 @@ class ModernRequest:
                 raise JSONRPCError(ErrorCode.INTERNAL_ERROR, "Internal error: the request state is too large") from None
             return self.finish(route.input_required_result, interim, "the InputRequiredResult", "input_required")
         if type(returned) is ValidResult and self.served.server_info_valid:
-            return self._complete(returned, "complete")  # a tool's plain text: no source to name, none made
+            return completed_result(self.served, returned, "complete")  # a tool's plain text: no source to name
         return self.finish(route.result_type, returned, partial(source_of, route, typed))  # named only if wrong
 
     # -- tasks (the io.modelcontextprotocol/tasks extension: server.tasks.modern) ---------------------------------
@@ -394,30 +327,7 @@ class ModernRequest:
     ) -> dict[str, Any]:
         """``returned`` with ``resultType`` and ``_meta`` serverInfo, validated as ``model`` (``source``: whose it is,
         or a function giving it, for the error when it is not valid)."""
-        served = self.served
-        if type(returned) is ValidResult and served.server_info_valid:
-            return self._complete(returned, result_type)
-        if isinstance(returned, BaseModel):
-            data = returned.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        elif isinstance(returned, Mapping):
-            data = dict(returned)
-        else:
-            return validated_result(model, returned, source, self.protocol_version)  # names the wrong type
-        data.setdefault("resultType", result_type)
-        meta = data.get("_meta")
-        data["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), SERVER_INFO_META: served.server_info}
-        return validated_result(model, data, source, self.protocol_version)
-
-    def _complete(self, returned: ValidResult, result_type: str) -> dict[str, Any]:
-        """``finish`` of a result the runtime built in a shape valid for every version (a tool's plain text), when
-        what is added is valid too (serverInfo was checked when cached): answered as it is, like the legacy era
-        answers it; a copy, with ``resultType`` and ``_meta`` serverInfo."""
-        server_info = self.served.server_info
-        data: dict[str, Any] = ValidResult(returned)
-        data["resultType"] = returned.get("resultType", result_type)
-        meta = returned.get("_meta")
-        data["_meta"] = {**meta, SERVER_INFO_META: server_info} if meta else {SERVER_INFO_META: server_info}
-        return data
+        return finished_result(self.served, self.protocol_version, model, returned, source, result_type)
 
     def server_info(self) -> dict[str, Any]:
         return self.served.server_info

@@ -375,8 +375,11 @@ class StreamableHTTPApp:
         # Held here, or (with a session directory: scaleout) restored from the shared store, or checked there.
         # A POST whose MCP-Protocol-Version names a modern version is a modern request: its Mcp-Session-Id is ignored,
         # as the spec says (modern.is_modern quotes it), so no session is looked up, restored or checked for it.
-        ignored = request.method == "POST" and names_modern_version(request)
-        session = await self.legacy.session_for("" if ignored else request.headers.get(SESSION_ID_HEADER, ""))
+        session_id = request.headers.get(SESSION_ID_HEADER, "")
+        if not session_id or (request.method == "POST" and names_modern_version(request)):
+            session = None  # nothing to look up (every modern request): no call, no await
+        else:
+            session = await self.legacy.session_for(session_id)
         if isinstance(session, Answer):
             await session(scope, receive, send)
             return

@@ -14,7 +14,7 @@ import functools
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Collection
-from typing import Final
+from typing import Final, Literal
 from urllib.parse import urlsplit
 
 import anyio
@@ -35,6 +35,8 @@ __all__ = [
     "on_asyncio",
     "plain_text",
     "route_path",
+    "running_loop",
+    "running_task",
 ]
 
 logger = logging.getLogger(__name__)
@@ -155,11 +157,23 @@ def route_path(scope: Scope) -> str:
 
 def on_asyncio() -> bool:
     """Whether the running event loop is asyncio's (uvicorn's), where the cheaper paths of this server apply."""
+    return running_loop() is not None
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop; None on another event loop (trio)."""
     try:
-        asyncio.get_running_loop()
+        return asyncio.get_running_loop()
     except RuntimeError:
-        return False
-    return True
+        return None
+
+
+def running_task() -> asyncio.Task[object] | None:
+    """The running asyncio task; None on another event loop (trio)."""
+    try:
+        return asyncio.current_task()
+    except RuntimeError:
+        return None
 
 
 class Answer:
@@ -220,26 +234,33 @@ class DisconnectWatch:
     already happened). Other event loops get the watching task at once, in a task group.
     """
 
-    __slots__ = ("_calls", "_done", "_on_gone", "_receive", "_task", "_tg", "gone")
+    __slots__ = ("_calls", "_done", "_loop", "_on_gone", "_receive", "_task", "_tg", "gone")
 
-    def __init__(self, receive: Receive, on_gone: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        receive: Receive,
+        on_gone: Callable[[], Awaitable[None]],
+        loop: asyncio.AbstractEventLoop | Literal["look up"] | None = "look up",
+    ) -> None:
+        """``loop``: the running asyncio loop if the caller knows it (None: not on asyncio), so that it is not looked
+        up again (each look-up is a system call, for the pid)."""
         self._receive, self._on_gone = receive, on_gone
         self.gone = False
         self._done = False
         self._calls: DelayedCalls | None = None
         self._task: asyncio.Task[None] | None = None
         self._tg: TaskGroup | None = None
+        self._loop = running_loop() if isinstance(loop, str) else loop
 
     async def __aenter__(self) -> DisconnectWatch:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = self._loop
+        if loop is None:
             self._tg = anyio.create_task_group()
             await self._tg.__aenter__()
             self._tg.start_soon(self._watch)
         else:
             self._calls = DelayedCalls.for_loop(loop, DISCONNECT_WATCH_DELAY)
-            self._calls.add(self, functools.partial(self._spawn, loop))
+            self._calls.add(self, self._spawn)
         return self
 
     async def __aexit__(self, *exc_info: object) -> bool | None:
@@ -256,9 +277,9 @@ class DisconnectWatch:
             return await self._tg.__aexit__(*exc_info)  # type: ignore[arg-type]
         return None
 
-    def _spawn(self, loop: asyncio.AbstractEventLoop) -> None:
-        if not self._done:
-            self._task = task = loop.create_task(self._watch())
+    def _spawn(self) -> None:
+        if not self._done and self._loop is not None:
+            self._task = task = self._loop.create_task(self._watch())
             _WATCHING.add(task)  # asyncio keeps only weak references to tasks
             task.add_done_callback(_WATCHING.discard)
 

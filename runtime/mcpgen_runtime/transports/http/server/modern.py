@@ -41,6 +41,7 @@ import anyio
 from anyio.abc import TaskGroup
 from starlette.types import Receive, Scope, Send
 
+from ....jsonrpc.answers import ANYIO_SHIELD_STATE, JobScope, TaskScope
 from ....jsonrpc.envelopes import (
     ErrorCode,
     Notification,
@@ -60,7 +61,7 @@ from ....versions import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ...routing_headers import METHOD_HEADER, NAME_HEADER, NAME_PARAMS, PROTOCOL_VERSION_HEADER
-from .asgi import JSON, SSE, Answer, DelayedCalls, DisconnectWatch, HTTPRequest, accepts, on_asyncio
+from .asgi import JSON, SSE, Answer, DelayedCalls, DisconnectWatch, HTTPRequest, accepts, running_task
 from .channel import Channel, Event
 from .session import InFlightBudget
 from .sse import sse_bytes
@@ -118,6 +119,9 @@ _UNRELATED_NOTIFICATIONS: Final = frozenset(
     }
 )
 _PARAM_PREFIX: Final = b"mcp-param-"
+_ROUTING_HEADER_NAMES: Final = frozenset(name.encode("latin-1") for name in ROUTING_HEADERS)
+# b"mcp-" in every case (header names are case-insensitive): a set lookup, not a lower() per header.
+_MCP_PREFIXES: Final = frozenset(bytes([m, c, p, 0x2D]) for m in b"mM" for c in b"cC" for p in b"pP")
 # The bytes a header value may hold (spec "Value Encoding", after RFC 9110): tab, space and visible ASCII.
 _HEADER_VALUE_BYTES: Final = b"\t" + bytes(range(0x20, 0x7F))
 _BASE64_SENTINEL: Final = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
@@ -170,7 +174,7 @@ def is_modern(request: HTTPRequest, decoded: Any, *, in_session: bool = False) -
 def decode_header_value(value: str) -> str | None:
     """A header value as the client meant it: ``=?base64?...?=`` decoded (spec "Value Encoding"), others as they
     are; None for a malformed sentinel (bad or non-canonical base64, bad UTF-8), so that it matches nothing."""
-    match = _BASE64_SENTINEL.fullmatch(value)
+    match = _BASE64_SENTINEL.fullmatch(value) if value.startswith("=?") else None  # (most values: no regex)
     if match is None:
         return value
     payload = match.group(1)
@@ -197,36 +201,60 @@ def header_problem(raw_headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     ``Mcp-Param-{Name}`` header that contains invalid characters". Every ``Mcp-Param-*`` header is checked here,
     recognized or not (the tool is not known yet): a conforming client encodes every value it sends and sends one
     header per parameter, so this refuses nothing it sends."""
-    seen: set[bytes] = set()
+    seen: set[bytes] | None = None  # made at the second header checked (nearly every request has three)
+    first = b""
     for name, value in raw_headers:
-        if name[:4].lower() != b"mcp-":  # every header checked here starts so; most of a request's do not
+        if name[:4] not in _MCP_PREFIXES:  # every header checked here starts so; most of a request's do not
             continue
-        key = name.lower()
-        if key.startswith(_PARAM_PREFIX) or key.decode("latin-1") in ROUTING_HEADERS:
-            label = key.decode("latin-1")
-            if key in seen:
-                return f"Header mismatch: {label} appears more than once"
+        key = name if name in _ROUTING_HEADER_NAMES else name.lower()
+        if key not in _ROUTING_HEADER_NAMES and not key.startswith(_PARAM_PREFIX):
+            continue
+        if key == first or (seen is not None and key in seen):
+            return f"Header mismatch: {key.decode('latin-1')} appears more than once"
+        if not first:
+            first = key
+        else:
+            if seen is None:
+                seen = {first}
             seen.add(key)
-            if value.translate(None, _HEADER_VALUE_BYTES):
-                return (
-                    f"Header mismatch: {label} contains invalid characters (a header value is visible ASCII, space"
-                    " and tab; send any other value as =?base64?...?=)"
-                )
+        if value.translate(None, _HEADER_VALUE_BYTES):
+            return (
+                f"Header mismatch: {key.decode('latin-1')} contains invalid characters (a header value is visible"
+                " ASCII, space and tab; send any other value as =?base64?...?=)"
+            )
     return None
+
+
+def _plainly_clean(headers: Mapping[str, str], raw_count: int) -> bool:
+    """What ``header_problem`` finds nothing in, told from the request's header mapping without walking the raw
+    headers: no header name twice (ASGI names are lower-case, so the mapping has as many as the raw list), no
+    ``Mcp-Param-*`` header at all, and routing header values of visible ASCII and space only. False: ask
+    ``header_problem``, which decides (and names what is wrong)."""
+    if len(headers) != raw_count:
+        return False
+    names = "\n".join(headers)
+    if names.startswith("mcp-param-") or "\nmcp-param-" in names:
+        return False
+    for name in ROUTING_HEADERS:
+        value = headers.get(name)
+        if value is not None and not (value.isascii() and value.isprintable()):
+            return False
+    return True
 
 
 def routing_problem(scope: Scope, request: HTTPRequest, decoded: Request) -> tuple[int, str] | None:
     """The JSON-RPC error (code, message) for a modern request whose ``_meta`` or routing headers are wrong; None
     if they are right. Header values are compared without surrounding whitespace (RFC 9110 field values)."""
     meta = _meta(decoded)
-    missing = [key for key in (PROTOCOL_VERSION_META, CLIENT_CAPABILITIES_META) if meta is None or key not in meta]
-    if missing:
+    if meta is None or PROTOCOL_VERSION_META not in meta or CLIENT_CAPABILITIES_META not in meta:
+        missing = [key for key in (PROTOCOL_VERSION_META, CLIENT_CAPABILITIES_META) if meta is None or key not in meta]
         return ErrorCode.INVALID_PARAMS, f"Invalid params: params._meta must carry {' and '.join(missing)}"
-    assert meta is not None
-    problem = header_problem(scope["headers"])
-    if problem is not None:
-        return HEADER_MISMATCH, problem
     headers = request.headers
+    raw = scope["headers"]
+    if not _plainly_clean(headers, len(raw)):
+        problem = header_problem(raw)
+        if problem is not None:
+            return HEADER_MISMATCH, problem
     version = headers.get(PROTOCOL_VERSION_HEADER)
     if version is None or version.strip() != meta[PROTOCOL_VERSION_META]:
         what = "is missing" if version is None else f"{version.strip()!r} does not match the body's _meta version"
@@ -246,41 +274,28 @@ def routing_problem(scope: Scope, request: HTTPRequest, decoded: Request) -> tup
     return None
 
 
-class ModernCall:
-    """What the handler of one modern request may use of its HTTP exchange: ``scope``, the POST's ASGI scope
-    (headers, client address, the authenticated identity; not the body), and ``notify``, which sends a
-    notification on the response (progress, log messages, a listen stream's changes). There is no way back to the
-    client in this era: no server->client requests (the server layer uses input requests instead, MRTR).
+class ModernCall(Protocol):
+    """What the handler of one modern request may use of its HTTP exchange (``ModernExchange`` is it): ``scope``, the
+    POST's ASGI scope (headers, client address, the authenticated identity; not the body), the request's id, whether
+    the answer may stream (``streams``: not with ``json_response``, except a listen stream), and ``notify``, which
+    sends a notification on the response (progress, log messages, a listen stream's changes). There is no way back
+    to the client in this era: no server->client requests (the server layer uses input requests instead, MRTR).
 
-    ``notify`` never blocks: the notification is queued on ``channel``, and the first one turns the answer into an
-    SSE stream (``ModernExchange``). It is dropped when the app answers with JSON (``json_response``), and, unless
-    this is a ``subscriptions/listen`` request, when it never relates to one request (list changes, resource
-    updates: spec "Receiving Messages")."""
-
-    __slots__ = ("_listen", "_streams", "channel", "first_notification", "notified", "request_id", "scope")
-
-    def __init__(self, scope: Scope, request_id: RequestId, *, streams: bool, listen: bool) -> None:
-        self.scope = scope
-        self.request_id = request_id
-        self.channel = Channel()
-        self.notified = False  # a notification went to the channel
-        self._streams, self._listen = streams, listen
-        self.first_notification: Callable[[], None] | None = None  # the exchange's: it goes live
+    ``notify`` never blocks: the notification is queued, and the first one turns the answer into an SSE stream. It
+    is dropped when the answer cannot stream, and, unless this is a ``subscriptions/listen`` request, when it never
+    relates to one request (list changes, resource updates: spec "Receiving Messages"). Once the exchange is over it
+    raises ``anyio.BrokenResourceError``."""
 
     @property
-    def streams(self) -> bool:
-        return self._streams
+    def scope(self) -> Scope: ...
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        if self.channel.closed:
-            raise anyio.BrokenResourceError("the HTTP exchange of this request is over")
-        if not self._streams or (not self._listen and method in _UNRELATED_NOTIFICATIONS):
-            return
-        self.channel.push(Event(encode_frame(notification_message(method, params))))
-        if not self.notified:
-            self.notified = True
-            if self.first_notification is not None:
-                self.first_notification()
+    @property
+    def request_id(self) -> RequestId: ...
+
+    @property
+    def streams(self) -> bool: ...
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None: ...
 
 
 ModernAnswer = tuple[dict[str, Any], bytes]
@@ -304,64 +319,130 @@ async def method_not_served(request: Request, call: ModernCall) -> ModernAnswer:
     return message, encode_frame(message)
 
 
-def _json_answer(message: dict[str, Any], frame: bytes) -> Answer:
+async def _send_json(scope: Scope, receive: Receive, send: Send, message: dict[str, Any], frame: bytes) -> None:
+    """The JSON answer to a modern request: ``frame``, with the HTTP status of ``message``'s error (if any), as
+    ``Answer`` would send it (written out: this is every JSON answer's path)."""
     error = message.get("error")
+    if error is None:
+        headers = [(b"content-length", b"%d" % len(frame)), _JSON_CONTENT_TYPE]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": frame})
+        return
     code = error.get("code") if isinstance(error, dict) else None
     status = HTTP_STATUS_OF_ERROR.get(code, 200) if isinstance(code, int) else 200
-    headers = {"Retry-After": "1"} if status == 503 else None
-    return Answer(frame, status, headers, media_type=JSON)
+    retry = {"Retry-After": "1"} if status == 503 else None
+    await Answer(frame, status, retry, media_type=JSON)(scope, receive, send)
+
+
+_JSON_CONTENT_TYPE: Final = (b"content-type", JSON.encode("latin-1"))
 
 
 class ModernExchange:
-    """The ASGI response to one modern request POST: calls the ``ModernHandler`` in this HTTP request's task and
-    answers with JSON, or with an SSE stream once the handler has sent a notification or is still silent after
-    ``ping_interval`` (see the module docstring). A stream is written by a task of its own, started when it goes
-    live (on asyncio; elsewhere a task group holds it); a request answered before that takes no task, no timer (the
-    ping deadline is one of ``DelayedCalls``, shared by every request) and leaves nothing behind: every reference an
-    exchange makes to itself (the call's ``first_notification``, the writer task, the deadline) is dropped when it
-    ends, so no reference cycle is left for the cyclic garbage collector (whose full collections, 10-30 ms with the
-    bindings loaded, were the modern era's p99). A client that goes away (``DisconnectWatch``) cancels the handler.
-    Its era is told when it is over (in-flight count, open listen streams)."""
+    """The ASGI response to one modern request POST, and the ``ModernCall`` its handler is given (one object per
+    request): calls the ``ModernHandler`` in this HTTP request's task and answers with JSON, or with an SSE stream
+    once the handler has sent a notification or is still silent after ``ping_interval`` (see the module
+    docstring). A stream is written by a task of its own, started when it goes live (on asyncio; elsewhere a task
+    group holds it); its queue (``Channel``) is made only then, or by a first notification. A request answered
+    before that takes no task, no timer (the ping deadline is one of ``DelayedCalls``, shared by every request) and
+    leaves nothing behind: every reference an exchange makes to itself (the writer task, the deadline) is dropped
+    when it ends, so no reference cycle is left for the cyclic garbage collector (whose full collections, 10-30 ms
+    with the bindings loaded, were the modern era's p99). A client that goes away (``DisconnectWatch``) cancels the
+    handler. Its era is told when it is over (in-flight count, open listen streams)."""
 
-    __slots__ = ("_cancel", "_era", "_gone", "_handler", "_listen", "_request", "_send", "_spawn", "_writer", "call")
+    __slots__ = (
+        "_cancel",
+        "_channel",
+        "_closed",
+        "_ended",
+        "_era",
+        "_gone",
+        "_handler",
+        "_listen",
+        "_request",
+        "_send",
+        "_spawn",
+        "_writer",
+        "notified",
+        "request_id",
+        "scope",
+        "streams",
+    )
 
     def __init__(
-        self, era: ModernEra, handler: ModernHandler, request: Request, call: ModernCall, listen: bool
+        self, era: ModernEra, handler: ModernHandler, request: Request, scope: Scope, *, streams: bool, listen: bool
     ) -> None:
-        self._era, self._handler, self._request, self.call, self._listen = era, handler, request, call, listen
-        self._cancel = anyio.CancelScope()
+        self._era, self._handler, self._request, self._listen = era, handler, request, listen
+        self.scope: Scope = scope
+        self.request_id: RequestId = request.id
+        self.streams = streams
+        self.notified = False  # a notification was queued
+        self._channel: Channel | None = None  # what the stream carries: made by the first notification, or going live
+        self._closed = False  # the exchange is over: nothing more is queued
+        # The scope the handler runs in: the session's inline scope of the running loop (on asyncio ``TaskScope``,
+        # which cancels this request's task asyncio's way; an ``anyio.CancelScope`` looked the async library up
+        # on every request, a fifth of the exchange's CPU). Made when the exchange runs, in its loop.
+        self._cancel: JobScope | None = None
+        self._ended = False  # ended (``end``) before the handler was called: it is not called
         self._writer: Awaitable[None] | None = None
         self._send: Send | None = None
         self._spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], Awaitable[None]] | None = None
         self._gone = False
 
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        if self._closed:
+            raise anyio.BrokenResourceError("the HTTP exchange of this request is over")
+        if not self.streams or (not self._listen and method in _UNRELATED_NOTIFICATIONS):
+            return
+        self._events().push(Event(encode_frame(notification_message(method, params))))
+        if not self.notified:
+            self.notified = True
+            self._go_live()
+
     def end(self) -> None:
         """End the exchange now (at shutdown): the response ends after what is queued, the handler is cancelled."""
-        self.call.channel.close()
-        self._cancel.cancel()
+        self._close()
+        self._ended = True
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    def _events(self) -> Channel:
+        channel = self._channel
+        if channel is None:
+            channel = self._channel = Channel()
+            if self._closed:
+                channel.close()
+        return channel
+
+    def _close(self) -> None:
+        self._closed = True
+        if self._channel is not None:
+            self._channel.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            if on_asyncio():
-                await self._exchange(scope, receive, send, _spawn_task)
+            task = running_task()  # looked up once (each look-up of the loop is a system call, for the pid)
+            if task is not None:
+                self._cancel = TaskScope(task) if ANYIO_SHIELD_STATE.active else anyio.CancelScope()
+                await self._exchange(scope, receive, send, _spawn_task, task.get_loop())
             else:
+                self._cancel = anyio.CancelScope()
                 async with anyio.create_task_group() as tg:
-                    await self._exchange(scope, receive, send, functools.partial(_spawn_in, tg))
+                    await self._exchange(scope, receive, send, functools.partial(_spawn_in, tg), None)
         finally:
-            self.call.channel.close()
-            self.call.first_notification = None
+            self._close()
             self._send = self._spawn = self._writer = None
             self._era.exchange_ended(self, self._listen)
 
     def _go_live(self) -> None:
         """Turn the answer into an SSE stream (a first notification, or ``ping_interval`` of silence)."""
-        if self._writer is None and self._spawn is not None and self._send is not None and not self.call.channel.closed:
-            self._writer = self._spawn(functools.partial(self._write, self._send))
+        if self._writer is None and self._spawn is not None and self._send is not None and not self._closed:
+            self._writer = self._spawn(functools.partial(self._write, self._send, self._events()))
 
     async def _client_gone(self) -> None:
         self._gone = True
-        self._cancel.cancel()  # closing the response stream cancels the request (spec)
-        self.call.channel.close()
+        if self._cancel is not None:
+            self._cancel.cancel()  # closing the response stream cancels the request (spec)
+        self._close()
 
     async def _exchange(
         self,
@@ -369,42 +450,48 @@ class ModernExchange:
         receive: Receive,
         send: Send,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], Awaitable[None]],
+        loop: asyncio.AbstractEventLoop | None,
     ) -> None:
-        call, channel = self.call, self.call.channel
         self._send, self._spawn = send, spawn
-        call.first_notification = self._go_live
         answer: ModernAnswer | None = None
-        deadline = _ping_deadline(self._era.ping_interval) if call.streams else None
+        # The DelayedCalls that turns a silent answer into a pinging stream (asyncio; elsewhere none: the answer
+        # stays JSON until a notification).
+        deadline = DelayedCalls.for_loop(loop, self._era.ping_interval) if self.streams and loop is not None else None
         if deadline is not None:
             deadline.add(self, self._go_live)
+        cancel = self._cancel
+        assert cancel is not None
         try:
-            async with DisconnectWatch(receive, self._client_gone):
-                with self._cancel:
+            async with DisconnectWatch(receive, self._client_gone, loop):
+                with cancel:
                     try:
-                        answer = await self._handler(self._request, call)
+                        if not self._ended:
+                            answer = await self._handler(self._request, self)
                     except Exception:
                         logger.exception("the handler of a modern HTTP request failed")
+                if cancel.cancel_called:
+                    answer = None  # cancelled (the client went away, or the server ends): a late answer is dropped
         finally:
             if deadline is not None:
                 deadline.discard(self)
         if self._gone:
             return
         if self._writer is not None:
+            channel = self._events()
             if answer is not None:
                 channel.push(Event(answer[1]))
             channel.close()  # the stream ends after the answer; ended unanswered (shutdown), it just ends
             await self._writer
             return
-        channel.close()
+        self._close()
         if answer is None:  # ended at shutdown before it answered
-            error = error_response(call.request_id, ErrorCode.INTERNAL_ERROR, "the server did not answer")
+            error = error_response(self.request_id, ErrorCode.INTERNAL_ERROR, "the server did not answer")
             await Answer(encode_frame(error), 500, media_type=JSON)(scope, receive, send)
         else:
-            await _json_answer(*answer)(scope, receive, send)
+            await _send_json(scope, receive, send, *answer)
 
-    async def _write(self, send: Send) -> None:
+    async def _write(self, send: Send, channel: Channel) -> None:
         """The SSE response: what is queued, as it comes, pinging while idle, until the channel ends."""
-        channel = self.call.channel
         ping_interval = self._era.ping_interval
         try:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
@@ -423,18 +510,9 @@ class ModernExchange:
         except OSError:  # a server whose send raises once the client is gone (uvicorn's returns quietly)
             logger.debug("the client of a modern SSE answer went away", exc_info=True)
             self._gone = True
-            self._cancel.cancel()
+            if self._cancel is not None:
+                self._cancel.cancel()
             channel.close()
-
-
-def _ping_deadline(delay: float) -> DelayedCalls | None:
-    """The ``DelayedCalls`` of the running loop that turns a silent answer into a pinging stream (asyncio; elsewhere
-    none: the answer stays JSON until a notification)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-    return DelayedCalls.for_loop(loop, delay)
 
 
 _WRITERS: set[asyncio.Task[None]] = set()  # asyncio keeps only weak references to tasks
@@ -494,8 +572,7 @@ class ModernEra:
             message = "Invalid Request: the body must be one JSON-RPC request or notification"
             return _error(400, ErrorCode.INVALID_REQUEST, message, getattr(decoded, "id", None))
         listen = decoded.method == LISTEN_METHOD
-        wants_sse = accepts(request.headers.get("accept", ""))[1]
-        if listen and not wants_sse:
+        if listen and not accepts(request.headers.get("accept", ""))[1]:
             return _error(406, ErrorCode.INVALID_REQUEST, "Not Acceptable: a listen stream is text/event-stream")
         problem = routing_problem(scope, request, decoded)
         if problem is not None:
@@ -510,8 +587,9 @@ class ModernEra:
             return _error(503, TOO_MANY_REQUESTS_IN_FLIGHT, message, decoded.id, {"Retry-After": "1"})
         else:
             self._budget.used += 1
-        call = ModernCall(scope, decoded.id, streams=listen or not self._json_response, listen=listen)
-        exchange = ModernExchange(self, self._handler, decoded, call, listen)
+        exchange = ModernExchange(
+            self, self._handler, decoded, scope, streams=listen or not self._json_response, listen=listen
+        )
         self.exchanges.add(exchange)
         return exchange
 

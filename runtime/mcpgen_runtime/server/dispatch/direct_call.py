@@ -1,0 +1,110 @@
+"""The direct lane of a modern ``tools/call``: the commonest request of the current protocol, answered in one
+function when nothing about it needs the general dispatch.
+
+Where it sits: in the ``server`` layer, beside ``modern`` (the general one-call dispatch of a modern request), which
+tries it first (``answer_http``, and ``ServerConnection`` over stdio). ``direct_plan`` decides, before anything runs,
+whether the request may take the lane; only then does ``answer_direct`` call the tool. A request that may not is
+served by ``modern.serve_modern`` exactly as if this module did not exist, so the lane never decides an error: every
+request it takes is one the general path would answer with the tool's result.
+
+Why: the general path is built for everything a request may do: middleware, a ``Context`` (progress, logging,
+input requests, tasks), ``Mcp-Param-*`` headers, params validated into the version's model for the field paths of
+its errors. A plain ``tools/call`` of a tool that takes no ``Context`` uses none of it, yet its ``ModernRequest``,
+``Context``, handlers object, params model and five frames of layering cost more than the tool and the JSON together
+(about half of the server's CPU for such a request).
+
+What the lane requires (else the general path serves the request):
+- no middleware (a middleware sees every request);
+- params with nothing but ``name`` (a string), ``arguments`` (an object, or absent) and ``_meta``, a ``_meta`` equal
+  to one validated before for this version (``request_meta.ValidatedMetas``: the first request of a kind takes the
+  general path, which validates and caches it) with no ``progressToken``, naming a modern version;
+- the version serves ``tools/call``, the tool exists, takes no ``Context``, annotates no parameter as a header
+  (``Mcp-Param-*``), and cannot run as a task (the server has no task engine or the tool forbids tasks).
+
+What it does then is what the general path does for such a request, with the same functions: ``ToolDef.call``
+(arguments validated, errors as ``isError`` results), ``handlers.tool_result``, ``modern.finished_result``, and a
+``ProtocolError`` answered as ``handlers.protocol_error_answer`` and ``answers.failure_answer`` answer it.
+``tests/runtime/test_modern_direct_call.py`` checks the answers are the same, byte for byte, with the lane on and
+off.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Final
+
+from ...jsonrpc.answers import failure_answer
+from ...jsonrpc.envelopes import JSONParams, Request, encode_frame, success_response
+from ...versions import MODERN_VERSIONS, PROTOCOL_VERSION_META, resource_not_found_code
+from ..authoring.definitions import ToolDef
+from ..authoring.errors import ProtocolError
+from .handlers import protocol_error_answer, tool_result
+from .modern_serving import ModernServing, VersionServing, finished_result
+from .request_meta import meta_model
+from .tool_headers import annotated_parameters
+from .validation import source_of
+
+__all__ = ["DirectPlan", "answer_direct", "direct_plan", "direct_result"]
+
+TOOLS_CALL: Final = "tools/call"
+_LANE_KEYS: Final = frozenset({"name", "arguments", "_meta"})
+
+
+class DirectPlan:
+    """A ``tools/call`` that may take the lane: its version's serving, route and tool, and its arguments."""
+
+    __slots__ = ("arguments", "route", "served", "tool", "version")
+
+    def __init__(
+        self, served: VersionServing, version: str, route: Any, tool: ToolDef, arguments: dict[str, Any] | None
+    ) -> None:
+        self.served, self.version, self.route, self.tool, self.arguments = served, version, route, tool, arguments
+
+    @property
+    def name(self) -> str:  # what validation.source_of names a result by
+        return self.tool.name
+
+
+def direct_plan(serving: ModernServing, method: str, params: JSONParams) -> DirectPlan | None:
+    """The plan of a request (``method``, ``params``) if it may take the lane (see the module docstring), else
+    None."""
+    if method != TOOLS_CALL or serving.middleware or type(params) is not dict or not params.keys() <= _LANE_KEYS:
+        return None
+    name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
+    if type(name) is not str or (arguments is not None and type(arguments) is not dict) or type(meta) is not dict:
+        return None
+    version = meta.get(PROTOCOL_VERSION_META)
+    if type(version) is not str or version not in MODERN_VERSIONS or "progressToken" in meta:
+        return None
+    served = serving.version(version)
+    route = served.routes.get(TOOLS_CALL)
+    tool = serving.server.tools.get(name)
+    if route is None or tool is None or tool.sig.context_param is not None:
+        return None
+    if serving.tasks is not None and tool.task_support != "forbidden":
+        return None
+    model = meta_model(route.params_type)
+    if model is None or serving.metas.get(model, meta) is None or annotated_parameters(tool.input_json_schema):
+        return None
+    return DirectPlan(served, version, route, tool, arguments)
+
+
+async def direct_result(plan: DirectPlan) -> dict[str, Any]:
+    """The result of the request ``plan`` was made for; its JSON-RPC error raised, as the general path raises it."""
+    try:
+        outcome = await plan.tool.call(plan.arguments, None)
+    except ProtocolError as exc:
+        code = resource_not_found_code(plan.version)
+        raise protocol_error_answer(exc, "call_tool", plan.tool.name, code) from None
+    returned = tool_result(outcome, plan.served.bindings)
+    source = partial(source_of, plan.route, plan)
+    return finished_result(plan.served, plan.version, plan.route.result_type, returned, source)
+
+
+async def answer_direct(plan: DirectPlan, request: Request) -> tuple[dict[str, Any], bytes]:
+    """The response to ``request`` (``plan``'s), as (message, frame): what the general path answers over HTTP."""
+    try:
+        message = success_response(request.id, await direct_result(plan))
+        return message, encode_frame(message)
+    except Exception as exc:
+        return failure_answer(request, exc)

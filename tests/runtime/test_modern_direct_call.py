@@ -1,0 +1,203 @@
+"""The direct lane of a modern ``tools/call`` (``server.dispatch.direct_call``, issue 22): a request it takes gets,
+byte for byte, the answer the general path gives; a request it may not take is left to the general path. Each case
+is served twice in one run (the first validates and caches its ``_meta``, so the second may take the lane), once with
+the lane and once without, and the lane's use is counted, so a lane that is never taken fails the test."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from mcpgen_runtime.jsonrpc.envelopes import Request
+from mcpgen_runtime.server import Context, Server, ToolError
+from mcpgen_runtime.server import server as server_module
+from mcpgen_runtime.server.authoring.errors import InvalidParamsError, ResourceNotFoundError
+from mcpgen_runtime.server.dispatch import direct_call
+
+pytestmark = pytest.mark.anyio
+
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+}
+
+
+def build_server() -> Server:
+    server = Server("direct", version="1.0.0")
+
+    @server.tool()
+    async def add(a: int, b: int) -> str:
+        """Plain text."""
+        return str(a + b)
+
+    @server.tool()
+    def blocking(a: int) -> str:
+        """A sync tool (run in a thread)."""
+        return str(a)
+
+    @server.tool()
+    async def pair(a: int) -> dict[str, int]:
+        """Structured content (an output schema)."""
+        return {"a": a, "double": 2 * a}
+
+    @server.tool()
+    async def blocks(n: int) -> list[str]:
+        """Content blocks, not a ValidResult."""
+        return [str(i) for i in range(n)]
+
+    @server.tool()
+    async def nothing() -> None:
+        """No content."""
+
+    @server.tool()
+    async def refuses(reason: str) -> str:
+        """A ToolError: an isError result."""
+        raise ToolError(reason)
+
+    @server.tool()
+    async def breaks(reason: str) -> str:
+        """An exception: an isError result, logged."""
+        raise RuntimeError(reason)
+
+    @server.tool()
+    async def protocol(reason: str) -> str:
+        """A ProtocolError: the request's JSON-RPC error."""
+        raise InvalidParamsError(reason, {"why": reason})
+
+    @server.tool()
+    async def missing(uri: str) -> str:
+        """A resource not found: the version's code."""
+        raise ResourceNotFoundError(uri)
+
+    @server.tool()
+    async def not_a_number() -> dict[str, float]:
+        """A result JSON cannot carry (NaN): -32603."""
+        return {"x": math.nan}
+
+    return server
+
+
+def call(request_id: int, name: str, arguments: dict[str, Any] | None = None, **extra: Any) -> Request:
+    params: dict[str, Any] = {"name": name, "_meta": dict(META), **extra}
+    if arguments is not None:
+        params["arguments"] = arguments
+    return Request(request_id, "tools/call", params)
+
+
+class _Call:
+    """A stand-in for the transport's ``ModernCall``."""
+
+    scope: Mapping[str, Any] = {"type": "http", "headers": []}
+    request_id = 0
+    streams = False
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        pass
+
+
+@contextmanager
+def lane(monkeypatch: pytest.MonkeyPatch, on: bool) -> Iterator[list[str]]:
+    """The lane on (its answers counted, by tool) or off (no request takes it)."""
+    taken: list[str] = []
+    original = direct_call.answer_direct
+
+    async def counted(plan: direct_call.DirectPlan, request: Request) -> Any:
+        taken.append(plan.tool.name)
+        return await original(plan, request)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(server_module, "answer_direct", counted)
+        if not on:
+            patch.setattr(server_module, "direct_plan", lambda serving, method, params: None)
+        yield taken
+
+
+CASES: list[tuple[str, dict[str, Any] | None]] = [
+    ("add", {"a": 1, "b": 2}),
+    ("add", {"a": "x", "b": 2}),  # invalid arguments: an isError result
+    ("add", {"a": 1}),  # a missing argument
+    ("blocking", {"a": 7}),
+    ("pair", {"a": 3}),
+    ("blocks", {"n": 3}),
+    ("blocks", {"n": 0}),
+    ("nothing", None),
+    ("nothing", {}),
+    ("refuses", {"reason": "no"}),
+    ("breaks", {"reason": "boom"}),
+    ("protocol", {"reason": "bad"}),
+    ("missing", {"uri": "file:///gone"}),
+    ("not_a_number", {}),
+]
+
+
+async def answers(server: Server, requests: list[Request]) -> list[bytes]:
+    frames = []
+    async with server.running():
+        for request in requests:
+            _, frame = await server.serve_modern(request, _Call())
+            frames.append(frame)
+    return frames
+
+
+@pytest.mark.parametrize(("name", "arguments"), CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+async def test_the_lane_answers_what_the_general_path_answers(
+    monkeypatch: pytest.MonkeyPatch, name: str, arguments: dict[str, Any] | None
+) -> None:
+    requests = [call(1, name, arguments), call(2, name, arguments), call("three", name, arguments)]
+    with lane(monkeypatch, on=False) as taken_off:
+        general = await answers(build_server(), requests)
+    with lane(monkeypatch, on=True) as taken:
+        direct = await answers(build_server(), requests)
+    assert taken_off == []
+    assert taken == [name, name]  # the first request validated the _meta; the next ones took the lane
+    assert direct == general
+
+
+async def test_what_the_lane_leaves_to_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = build_server()
+
+    @server.tool()
+    async def with_context(a: int, ctx: Context) -> str:
+        """Takes a Context."""
+        return str(a)
+
+    @server.tool(task="optional")
+    async def as_task(a: int) -> str:
+        """May run as a task."""
+        return str(a)
+
+    meta_with_progress = {**META, "progressToken": "p"}
+    left = [
+        call(2, "with_context", {"a": 1}),
+        call(3, "as_task", {"a": 1}),
+        call(4, "add", {"a": 1, "b": 2}, task={"ttl": 1000}),  # a key the lane does not know
+        call(5, "unknown", {}),
+        call(6, "add", ["a"]),  # type: ignore[arg-type]  # arguments that are not an object
+        Request(7, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta_with_progress}),
+        Request(8, "tools/call", {"name": 5, "_meta": dict(META)}),
+        Request(9, "tools/call", {"name": "add", "_meta": {**META, "io.modelcontextprotocol/protocolVersion": "9"}}),
+        Request(10, "tools/list", {"_meta": dict(META)}),
+    ]
+    with lane(monkeypatch, on=True) as taken:
+        async with server.running():
+            await server.serve_modern(call(1, "add", {"a": 1, "b": 2}), _Call())  # caches the _meta
+            for request in left:
+                await server.serve_modern(request, _Call())
+            await server.serve_modern(call(11, "add", {"a": 1, "b": 2}), _Call())
+    assert taken == ["add"]  # only the last: every other one took the general path
+
+    async def passing(request: Any, call_next: Any) -> Any:
+        return await call_next(request)
+
+    server.middleware(passing)
+    with lane(monkeypatch, on=True) as taken:
+        async with server.running():
+            for request_id in range(3):
+                await server.serve_modern(call(request_id, "add", {"a": 1, "b": 2}), _Call())
+    assert taken == []  # a middleware sees every request
