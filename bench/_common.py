@@ -11,7 +11,7 @@ import os
 import platform
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,16 @@ def spread(values: Sequence[float]) -> str:
 
 def verdict(met: bool) -> str:
     return "MET" if met else "MISSED"
+
+
+def http_target_result(target: Mapping[str, object]) -> str:
+    """The result of one of bench_http.py's target rows (its --json summary's `targets`): MET, MISSED, or "MISSED
+    (floor below target)" when the floor server itself is below the target's ratio over the SDK in the same run
+    (no server layered on this runtime and stack reaches it); "-" for a row not judged."""
+    if target["note"] == "not judged":
+        return "-"
+    below = not target["met"] and bool(target.get("floor_below"))
+    return verdict(bool(target["met"])) + (" (floor below target)" if below else "")
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -10,8 +10,9 @@ A cell is one server under one workload (era x answer mode x connections) for so
 - modern SSE: the same, calling `add_progress` with a `progressToken` in `_meta`: the tool sends one progress
   notification and then answers, so the answer is an SSE stream (progress event, then the result) on both servers.
 
-Before the load every workload's request is sent once and its answer checked (status, content type, the sum, and
-for modern SSE the progress event), so a cell never measures errors or the wrong kind of answer.
+Before the load every workload's request is sent once to the cell's server (the floor's too) and its answer checked
+(status, content type, the sum, and for modern SSE the progress event), so a cell never measures errors or the wrong
+kind of answer.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ Servers (bench/servers/, each its own process: uvicorn, one worker, 127.0.0.1, a
 same `--stack` (fast: httptools + uvloop; h11: h11 + asyncio's loop) and each printing the loop and HTTP protocol it
 really runs on: mcpgen (`server.run_http()`, the stack through MCPGEN_HTTP_STACK) and the SDK (its
 `streamable_http_app()` under `uvicorn.Config(loop=..., http=...)`), each twice (JSON answers, `json_response`, and
-SSE answers), and `bare_asgi_server.py` (parse the body, answer a fixed result: the ceiling of the stack).
+SSE answers), `bare_asgi_server.py` (parse the body, answer a fixed result: the ceiling of the stack) and
+`floor_mcp_server.py` (the least work a conforming 2026-07-28 server must do for the request, with the runtime's
+own parts in one function and no layering: the limit for an MCP server on the stack, 2026-07-28 cells only).
 
 Cells (era x answers x connections; each server back to back, so both see the same machine load):
 - legacy 2025-11-25: a session initialized from Python, then `tools/call add`; JSON answers, SSE answers.
@@ -13,13 +15,17 @@ Cells (era x answers x connections; each server back to back, so both see the sa
   request; JSON answers (`add`), SSE answers (`add_progress`: one progress notification, then the result).
 - the bare app on the same connection counts, JSON and SSE answers (its SSE answer streams a progress event and the
   result, as `add_progress` does), the reference of the cells of the same kind.
+- the floor in the 2026-07-28 cells, JSON and SSE, each connection count, right after the two servers, printed
+  like the bare app (its share of the bare app's req/s) and, as mcpgen, with its ratio to the SDK.
 Each request is checked once before the load (content type, the sum, the progress event); wrk (one thread, a Lua
 script giving every request its own id) or a Python driver keeps each connection with one request in flight.
 
 Targets (issue 22): modern JSON >= 3x the SDK on 1 connection and >= 4x on 16; modern SSE >= 3x on both; legacy
 >= 2x on 1 and >= 1.5x on 16; p99 no worse than the SDK's in every cell; our modern JSON >= 0.85x our legacy JSON
 on 16 connections; our legacy cells on 16 connections >= 50 % of the bare app's req/s. A target above what the bare
-app itself reaches against the SDK is printed with that ceiling, and still judged as measured.
+app itself reaches against the SDK is printed with that ceiling, and still judged as measured. Every 2026-07-28
+target's note says what the floor reached against the SDK in the same run ("floor 2.80x SDK"); a missed target that
+the floor misses too is "MISSED (floor below target)": out of reach for any server layered on this runtime and stack.
 
 Run: .venv/bin/python bench/bench_http.py [--duration S] [--warmup S] [--repeat N] [--connections 1,16]
      [--stack fast|h11] [--driver auto|wrk|python] [--json PATH]
@@ -34,15 +40,16 @@ import shutil
 import sys
 from contextlib import ExitStack
 
-from _common import banner, table, verdict, write_summary
+from _common import banner, http_target_result, table, write_summary
 from _http_cells import LEGACY, MODERN, SERVER_DIR, Cell, Served, Workload, run_python, run_wrk, server_process
 from _http_cells import workload as make_workload
 
-OURS, THEIRS, BARE = "mcpgen", "mcp 2.3.0", "bare ASGI"
+OURS, THEIRS, BARE, FLOOR = "mcpgen", "mcp 2.3.0", "bare ASGI", "floor"
 SERVERS = {
     OURS: SERVER_DIR / "mcpgen_add_http_server.py",
     THEIRS: SERVER_DIR / "sdk_add_http_server.py",
     BARE: SERVER_DIR / "bare_asgi_server.py",
+    FLOOR: SERVER_DIR / "floor_mcp_server.py",
 }
 ERAS, MODES = (MODERN, LEGACY), ("json", "sse")
 # (era, answers, connections) -> our req/s over the SDK's; other connection counts take the 16-connection target.
@@ -128,7 +135,8 @@ def main() -> None:
             for era in ERAS:
                 for mode in MODES:
                     for connections in conns:
-                        labels = order + [BARE] * (era == LEGACY)
+                        # The floor serves 2026-07-28 only; the bare app is measured once per mode and count.
+                        labels = order + [BARE] * (era == LEGACY) + [FLOOR] * (era == MODERN)
                         for label in labels:
                             # The bare app answers any POST: it gets the modern request (no session to open; in SSE
                             # mode with a progress token, so that it streams a progress event and the result).
@@ -146,23 +154,27 @@ def main() -> None:
         errors = f"  ({cell.errors} errors)" if cell.errors else ""
         samples = runs[(era, mode, connections, label)]
         bare_rps = cells[("-", mode, connections, BARE)].rps
+        sdk = cells.get((era, mode, connections, THEIRS))
+        of_sdk = f"{cell.rps / sdk.rps:.2f}x" if sdk is not None and label in (OURS, FLOOR) else ""
         rows.append(
             [era, mode, connections, label, f"{cell.rps:,.0f}{errors}"]
             + [f"{min(c.rps for c in samples):,.0f}..{max(c.rps for c in samples):,.0f}"] * (options.repeat > 1)
-            + [f"{cell.p50_ms:.2f}", f"{cell.p99_ms:.2f}", f"{cell.rps / bare_rps:.0%}"]
+            + [f"{cell.p50_ms:.2f}", f"{cell.p99_ms:.2f}", f"{cell.rps / bare_rps:.0%}", of_sdk]
         )
     print()
     repeats = f"medians of {options.repeat} runs" if options.repeat > 1 else "one run each"
-    print(f"({repeats} of {options.duration:g} s; 'of bare': req/s as a fraction of the bare ASGI app's, same conns)")
+    print(f"({repeats} of {options.duration:g} s; 'of bare': req/s as a fraction of the bare ASGI app's, same conns;")
+    print(" 'x SDK': req/s over the SDK's in the same cell; floor: the least work of a conforming 2026-07-28 server)")
     headers = ["era", "answers", "conns", "server", "req/s", *["min..max"] * (options.repeat > 1), "p50 ms", "p99 ms"]
-    print(table([*headers, "of bare"], rows))
+    print(table([*headers, "of bare", "x SDK"], rows))
 
     targets: list[dict[str, object]] = []
 
-    def judge(name: str, numbers: str, measured: str, target: str, met: bool, note: str = "") -> None:
-        targets.append(
-            {"name": name, "numbers": numbers, "measured": measured, "target": target, "met": met, "note": note}
-        )
+    def judge(
+        name: str, numbers: str, measured: str, target: str, met: bool, note: str = "", floor_below: bool = False
+    ) -> None:
+        row = {"name": name, "numbers": numbers, "measured": measured, "target": target, "met": met, "note": note}
+        targets.append({**row, "floor_below": floor_below})
 
     for era in ERAS:
         for mode in MODES:
@@ -181,6 +193,9 @@ def main() -> None:
                     if ceiling >= target
                     else f"{needs}: bare app = {ceiling:.2f}x SDK, the target is above the physical limit on this stack"
                 )
+                floor = cells.get((era, mode, connections, FLOOR))
+                floor_ratio = floor.rps / theirs.rps if floor is not None else None
+                note += "" if floor_ratio is None else f"; floor {floor_ratio:.2f}x SDK"
                 note += "" if same_stack else " (servers NOT on the same stack)"
                 note += "" if ours.errors == 0 and theirs.errors == 0 else " (errors during the load)"
                 judge(
@@ -190,6 +205,7 @@ def main() -> None:
                     f">={target:g}x, p99 <=1",
                     ratio >= target and p99 <= 1.0 and clean,
                     note.strip(),
+                    floor_ratio is not None and floor_ratio < target,
                 )
     top = max(conns)
     for mode in MODES:
@@ -215,13 +231,10 @@ def main() -> None:
     print()
     print(f"Targets (issue 22), stack {options.stack}:")
 
-    def result(target: dict[str, object]) -> str:
-        return verdict(bool(target["met"])) if target["note"] != "not judged" else "-"
-
     print(
         table(
             ["target", "measured", "wanted", "result", "note"],
-            [[t["name"], t["measured"], t["target"], result(t), t["note"]] for t in targets],
+            [[t["name"], t["measured"], t["target"], http_target_result(t), t["note"]] for t in targets],
         )
     )
     summary: dict[str, object] = {

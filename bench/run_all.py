@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import table, verdict
+from _common import http_target_result, table, verdict
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
@@ -169,7 +169,7 @@ def main(argv: list[str]) -> int:
                 f"{target['numbers']}{note}",
                 target["measured"],
                 target["target"],
-                verdict(bool(target["met"])) if target["note"] != "not judged" else "-",
+                http_target_result(target),
             )
         )
     ours_start, theirs_start = startup["servers"]["mcpgen"], startup["servers"]["mcp 2.3.0"]

@@ -99,3 +99,12 @@ def httptools_protocol() -> type:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     return HttpToolsProtocol
+
+
+async def answer_lifespan(receive: Any, send: Any) -> None:
+    """The ASGI lifespan of this folder's plain apps (the bare app, the floor): startup and shutdown acknowledged
+    (uvicorn and granian run it), nothing run in between."""
+    while (message := await receive())["type"] != "lifespan.shutdown":
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})

@@ -18,10 +18,8 @@ JSON_RESPONSE = True  # set from --json-response
 
 
 async def app(scope, receive, send):  # type: ignore[no-untyped-def]
-    if scope["type"] == "lifespan":  # (bench_stacks.py serves this app with granian too, which runs the lifespan)
-        while (message := await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
+    if scope["type"] == "lifespan":  # (bench_stacks.py serves the bare app with granian too, which runs it)
+        await _stack.answer_lifespan(receive, send)
         return
     if scope["type"] != "http":
         return

@@ -37,7 +37,7 @@ from mcpgen_runtime.server import (
     app_tool,
     client_supports_apps,
 )
-from mcpgen_runtime.server.authoring.definitions import ToolDef
+from mcpgen_runtime.server.authoring.tool_definition import ToolDef
 
 pytestmark = pytest.mark.anyio
 

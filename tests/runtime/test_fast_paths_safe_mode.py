@@ -119,7 +119,7 @@ async def _cancel_inside_a_shield() -> tuple[list[str], Any]:
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_shields_hold_with_the_fast_path(fast: None, anyio_backend: str) -> None:
     log, scope_class = await _cancel_inside_a_shield()
-    assert scope_class is answers.TaskScope
+    assert getattr(scope_class, "func", scope_class) is answers.TaskScope  # (bound to the session's loop)
     assert log == ["shielded part done", "cancelled after the shield"]
 
 

@@ -1,21 +1,24 @@
 """The direct lane of a modern ``tools/call`` (``server.dispatch.direct_call``, issue 22): a request it takes gets,
 byte for byte, the answer the general path gives; a request it may not take is left to the general path. Each case
-is served twice in one run (the first validates and caches its ``_meta``, so the second may take the lane), once with
-the lane and once without, and the lane's use is counted, so a lane that is never taken fails the test."""
+is served three times in one run (the first validates and caches its ``_meta``, so the next ones may take the lane),
+once with the lane and once without, over HTTP's path (``Server.serve_modern``) and over a stream's (stdio:
+``ServerConnection``), and the lane's use is counted, so a lane that is never taken fails the test."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from support.servers import raw_session
+from support.tool_zoo import TOOL_CALLS, tool_zoo
 
+from mcpgen_runtime import JSONRPCError
 from mcpgen_runtime.jsonrpc.envelopes import Request
-from mcpgen_runtime.server import Context, Server, ToolError
+from mcpgen_runtime.server import Context, Server
 from mcpgen_runtime.server import server as server_module
-from mcpgen_runtime.server.authoring.errors import InvalidParamsError, ResourceNotFoundError
+from mcpgen_runtime.server.dispatch import connection as connection_module
 from mcpgen_runtime.server.dispatch import direct_call
 
 pytestmark = pytest.mark.anyio
@@ -29,61 +32,10 @@ META = {
 
 
 def build_server() -> Server:
-    server = Server("direct", version="1.0.0")
-
-    @server.tool()
-    async def add(a: int, b: int) -> str:
-        """Plain text."""
-        return str(a + b)
-
-    @server.tool()
-    def blocking(a: int) -> str:
-        """A sync tool (run in a thread)."""
-        return str(a)
-
-    @server.tool()
-    async def pair(a: int) -> dict[str, int]:
-        """Structured content (an output schema)."""
-        return {"a": a, "double": 2 * a}
-
-    @server.tool()
-    async def blocks(n: int) -> list[str]:
-        """Content blocks, not a ValidResult."""
-        return [str(i) for i in range(n)]
-
-    @server.tool()
-    async def nothing() -> None:
-        """No content."""
-
-    @server.tool()
-    async def refuses(reason: str) -> str:
-        """A ToolError: an isError result."""
-        raise ToolError(reason)
-
-    @server.tool()
-    async def breaks(reason: str) -> str:
-        """An exception: an isError result, logged."""
-        raise RuntimeError(reason)
-
-    @server.tool()
-    async def protocol(reason: str) -> str:
-        """A ProtocolError: the request's JSON-RPC error."""
-        raise InvalidParamsError(reason, {"why": reason})
-
-    @server.tool()
-    async def missing(uri: str) -> str:
-        """A resource not found: the version's code."""
-        raise ResourceNotFoundError(uri)
-
-    @server.tool()
-    async def not_a_number() -> dict[str, float]:
-        """A result JSON cannot carry (NaN): -32603."""
-        return {"x": math.nan}
-
-    return server
+    return tool_zoo("direct")
 
 
-def call(request_id: int, name: str, arguments: dict[str, Any] | None = None, **extra: Any) -> Request:
+def call(request_id: int | str, name: str, arguments: dict[str, Any] | None = None, **extra: Any) -> Request:
     params: dict[str, Any] = {"name": name, "_meta": dict(META), **extra}
     if arguments is not None:
         params["arguments"] = arguments
@@ -118,22 +70,7 @@ def lane(monkeypatch: pytest.MonkeyPatch, on: bool) -> Iterator[list[str]]:
         yield taken
 
 
-CASES: list[tuple[str, dict[str, Any] | None]] = [
-    ("add", {"a": 1, "b": 2}),
-    ("add", {"a": "x", "b": 2}),  # invalid arguments: an isError result
-    ("add", {"a": 1}),  # a missing argument
-    ("blocking", {"a": 7}),
-    ("pair", {"a": 3}),
-    ("blocks", {"n": 3}),
-    ("blocks", {"n": 0}),
-    ("nothing", None),
-    ("nothing", {}),
-    ("refuses", {"reason": "no"}),
-    ("breaks", {"reason": "boom"}),
-    ("protocol", {"reason": "bad"}),
-    ("missing", {"uri": "file:///gone"}),
-    ("not_a_number", {}),
-]
+CASES = TOOL_CALLS
 
 
 async def answers(server: Server, requests: list[Request]) -> list[bytes]:
@@ -179,6 +116,7 @@ async def test_what_the_lane_leaves_to_the_general_path(monkeypatch: pytest.Monk
         call(4, "add", {"a": 1, "b": 2}, task={"ttl": 1000}),  # a key the lane does not know
         call(5, "unknown", {}),
         call(6, "add", ["a"]),  # type: ignore[arg-type]  # arguments that are not an object
+        Request(12, "tools/call", {"name": "add", "arguments": None, "_meta": dict(META)}),  # null: -32602
         Request(7, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta_with_progress}),
         Request(8, "tools/call", {"name": 5, "_meta": dict(META)}),
         Request(9, "tools/call", {"name": "add", "_meta": {**META, "io.modelcontextprotocol/protocolVersion": "9"}}),
@@ -201,3 +139,39 @@ async def test_what_the_lane_leaves_to_the_general_path(monkeypatch: pytest.Monk
             for request_id in range(3):
                 await server.serve_modern(call(request_id, "add", {"a": 1, "b": 2}), _Call())
     assert taken == []  # a middleware sees every request
+
+
+async def stream_answers(server: Server, name: str, arguments: dict[str, Any] | None) -> list[Any]:
+    """The same case over a long-lived stream (stdio's path: ``ServerConnection``), as results or errors."""
+    outcomes: list[Any] = []
+    async with raw_session(server) as session:
+        for _ in range(3):
+            params: dict[str, Any] = {"name": name, "_meta": dict(META)}
+            if arguments is not None:
+                params["arguments"] = arguments
+            try:
+                outcomes.append(await session.request("tools/call", params))
+            except JSONRPCError as exc:
+                outcomes.append((exc.code, exc.message, exc.data))
+    return outcomes
+
+
+@pytest.mark.parametrize(("name", "arguments"), CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+async def test_over_a_stream_the_lane_answers_what_the_general_path_answers(
+    monkeypatch: pytest.MonkeyPatch, name: str, arguments: dict[str, Any] | None
+) -> None:
+    taken: list[str] = []
+    original = direct_call.direct_result
+
+    async def counted(plan: direct_call.DirectPlan) -> Any:
+        taken.append(plan.tool.name)
+        return await original(plan)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(connection_module, "direct_plan", lambda serving, method, params: None)
+        general = await stream_answers(build_server(), name, arguments)
+    with monkeypatch.context() as patch:
+        patch.setattr(connection_module, "direct_result", counted)
+        direct = await stream_answers(build_server(), name, arguments)
+    assert taken == [name, name]
+    assert direct == general

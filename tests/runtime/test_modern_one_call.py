@@ -7,9 +7,6 @@ the modern era's p99). Counted, not timed."""
 from __future__ import annotations
 
 import asyncio
-import functools
-import gc
-import types
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +17,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from support.garbage import cyclic_garbage
 
 import mcpgen_runtime
 from mcpgen_runtime.jsonrpc.session import Session
@@ -81,33 +79,6 @@ def runtime_tasks() -> Iterator[list[str]]:
         yield started
     finally:
         loop.set_task_factory(previous)
-
-
-@contextmanager
-def cyclic_garbage() -> Iterator[list[str]]:
-    """The runtime's objects (instances of its classes, its functions, methods and partials of them) that the block
-    left in reference cycles, by type: ``gc.DEBUG_SAVEALL`` keeps what the cyclic GC finds instead of freeing it."""
-    found: list[str] = []
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        yield found
-        gc.collect()
-        found.extend(sorted(name for name in map(_runtime_name, gc.garbage) if name is not None))
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-
-
-def _runtime_name(value: object) -> str | None:
-    target = value.func if isinstance(value, functools.partial) else value
-    target = target.__func__ if isinstance(target, types.MethodType) else target
-    if isinstance(target, types.FunctionType):
-        return f"{target.__module__}.{target.__qualname__}" if target.__module__.startswith("mcpgen_runtime") else None
-    if isinstance(target, types.CoroutineType):
-        return target.cr_code.co_qualname if target.cr_code.co_filename.startswith(RUNTIME) else None
-    kind = type(value)
-    return f"{kind.__module__}.{kind.__qualname__}" if kind.__module__.startswith("mcpgen_runtime") else None
 
 
 def call_add(request_id: int) -> tuple[dict[str, Any], dict[str, str]]:

@@ -80,13 +80,15 @@ class TaskScope:
     the handler is suspended in), not again at every later await inside the scope as anyio does; a handler that
     swallows it may go on, and its answer is dropped as before (``cancel_called``)."""
 
-    __slots__ = ("_cancelled", "_cancelling", "_outer", "_task", "cancel_called")
+    __slots__ = ("_cancelled", "_cancelling", "_loop", "_outer", "_task", "cancel_called")
 
-    def __init__(self, task: asyncio.Task[Any] | None = None) -> None:
-        """``task``: the task that will enter it, if the caller has it at hand (else it is looked up then)."""
+    def __init__(self, task: asyncio.Task[Any] | None = None, *, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """``task``: the task that will enter it, if the caller has it at hand; else ``loop``, the loop it runs on,
+        if the caller knows it (else it is looked up: a system call, for the pid)."""
         self.cancel_called = False
         self._cancelled = False  # the task was cancelled by this scope
         self._task: asyncio.Task[Any] | None = task
+        self._loop = loop
         self._cancelling = 0
         self._outer: object = None  # the innermost anyio cancel scope of the task at entry
 
@@ -101,7 +103,7 @@ class TaskScope:
         return _on_asyncio()
 
     def __enter__(self) -> TaskScope:
-        task = self._task or asyncio.current_task()
+        task = self._task or asyncio.current_task(self._loop)
         assert task is not None, "TaskScope is entered in an asyncio task"
         self._task, self._cancelling = task, task.cancelling()
         self._outer = _anyio_scope(task)

@@ -4,8 +4,9 @@ Where it sits: in the ``jsonrpc`` layer, under ``session``. There is one way to 
 request's own cancel scope, with its ``RequestContext``, the outcome turned into an answer by
 ``answers.call_handler``) and one way to answer it (``_run``: send the answer, release the in-flight slot, count
 the task done). Where that runs is the only difference: in a task of ``request_tasks`` on asyncio, in the session's
-task group on other loops, or inline in a transport's task (``run_inline``, for ``Session.dispatch_now``); a batch
-runs its requests side by side and answers them in one frame (``run_batch``).
+task group on other loops, or inline in a transport's task (``run_inline``, for ``Session.dispatch_now``; or
+``execute`` between ``begin_inline`` and ``end_inline``, for ``Session.answer_inline``, whose transport carries the
+answer itself); a batch runs its requests side by side and answers them in one frame (``run_batch``).
 """
 
 from __future__ import annotations
@@ -77,6 +78,20 @@ class RequestRunner:
         self._work.count()
         self._inline.add(job.scope)
         await self._run(job, None)
+
+    def begin_inline(self, job: Job) -> None:
+        """``job`` runs in a transport's task, its answer handed back there (``Session.answer_inline``, which calls
+        ``execute`` between this and ``end_inline``): counted as ``run_inline`` counts it."""
+        work = self._work
+        work.admission.running += 1
+        work.count()
+        self._inline.add(job.scope)
+
+    def end_inline(self, job: Job) -> None:
+        self._inline.discard(job.scope)
+        work = self._work
+        work.admission.release(1)
+        work.done()
 
     async def _run(self, job: Job, tasks: RequestTasks | None) -> None:
         """A request admitted and counted already, answered: in a task of ``tasks``, or else (None) in the task

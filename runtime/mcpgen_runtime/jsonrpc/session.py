@@ -24,6 +24,7 @@ and their cancellation), ``execution.RequestRunner`` (running a handler and send
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from contextlib import AsyncExitStack
 from types import TracebackType
@@ -32,7 +33,7 @@ from typing import Any, Self
 import anyio
 from anyio.abc import TaskGroup
 
-from .answers import ANYIO, Job, Primitives, ignore_notification, method_not_found
+from .answers import ANYIO, Job, Primitives, TaskScope, ignore_notification, method_not_found
 from .context import (
     CANCELLED,
     NotificationHandler,
@@ -246,7 +247,11 @@ class Session:
                 self._outgoing.primitives = primitives
                 self._incoming.inline_scope = primitives.inline_scope
                 if primitives is not ANYIO:  # asyncio
-                    runner.use_request_tasks(asyncio.get_running_loop())
+                    loop = asyncio.get_running_loop()
+                    runner.use_request_tasks(loop)
+                    if primitives.inline_scope is TaskScope:
+                        # A session runs on one loop: its requests' scopes need not look it up (a system call each).
+                        self._incoming.inline_scope = functools.partial(TaskScope, loop=loop)
                 self._notifications.start_with(self._work.spawn)  # its worker starts with the first notification
                 if self._set_dispatcher is not None:
                     self._set_dispatcher(self)
@@ -328,6 +333,31 @@ class Session:
         else:
             self._runner.submit(outcome)
         return True
+
+    async def answer_inline(self, request: Request) -> tuple[dict[str, Any], bytes] | bool:
+        """``dispatch_now(request, inline=True)`` for a transport that carries the answer itself (the streamable HTTP
+        server's POST): the answer is returned, as (message, encoded frame), instead of written to the stream, which
+        saves the write lock and the stream's routing of a frame it would only hand back to the same request. True
+        when taken with nothing to answer (cancelled by the peer; a duplicate id, answered through the stream as
+        the receive loop would); False, with nothing done, as for ``dispatch_now``. The in-flight slot is free again
+        when this returns: the caller hands the answer on before it awaits anything."""
+        admission = self._admission
+        if self._work.tg is None or self._closing or admission.waiting or admission.running >= admission.limit:
+            return False
+        outcome = self._incoming.accept(request, True)
+        if not isinstance(outcome, Job):
+            self._answer_now(outcome)
+            return True
+        runner = self._runner
+        runner.begin_inline(outcome)  # synchronous steps around execute: one coroutine less per request
+        try:
+            answer = await runner.execute(outcome)
+        except Exception:
+            logger.exception("internal error in a session task")
+            return True
+        finally:
+            runner.end_inline(outcome)
+        return True if answer is None else answer
 
     def _answer_now(self, message: dict[str, Any]) -> None:
         self._work.start(1, self._writer.send_frame, encode_frame(message))

@@ -12,7 +12,8 @@ Modules, bottom up:
   either era.
 - ``middleware``: ``IncomingRequest`` and ``run_chain``, the functions wrapped around every request.
 - ``signatures``: a function's signature -> its JSON schemas and the call that binds validated arguments.
-- ``definitions``: tool, resource, resource template, prompt and completion definitions built from functions.
+- ``definitions``: resource, resource template, prompt and completion definitions built from functions, and what
+  every kind of definition shares; ``tool_definition``: ``ToolDef``, a tool built from a function.
 - ``registry``: ``Registry``, what a server serves, and the decorators that fill it.
 - ``apps``: MCP Apps (``io.modelcontextprotocol/ui``): ``ui://`` UI resources and tools bound to them
   (``add_ui_resource``, ``app_tool``, ``client_supports_apps``), over a ``Registry``.

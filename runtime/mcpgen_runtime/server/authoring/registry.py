@@ -28,17 +28,15 @@ from typing import Any, Final, TypeVar, overload
 from ...protocol.meta import checked_meta
 from .caching import CacheHint, hints_with_defaults
 from .definitions import (
-    TASK_SUPPORT,
     AnyFunction,
     CompletionDef,
     PromptDef,
     ResourceDef,
     ResourceInfo,
     ResourceTemplateDef,
-    TaskSupport,
-    ToolDef,
     description_of,
 )
+from .tool_definition import TASK_SUPPORT, TaskSupport, ToolDef
 
 __all__ = ["TOOL_NAME", "ExtensionHandler", "ExtensionMethod", "Registry"]
 

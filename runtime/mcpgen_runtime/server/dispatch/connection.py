@@ -59,10 +59,18 @@ from ...protocol.results import ValidResult, field_errors
 from ...task_store import TaskRecord
 from ...transports.http.server import session as http_session
 from ...transports.http.server.auth import AUTH_OWNER_KEY
-from ...versions import BATCH_VERSIONS, LATEST_LEGACY_VERSION, LEGACY_VERSIONS
+from ...versions import (
+    BATCH_VERSIONS,
+    LATEST_LEGACY_VERSION,
+    LEGACY_VERSIONS,
+    MODERN_ONLY_METHODS,
+    resource_not_found_code,
+)
 from ..authoring.context import Context, InvalidClientResultError
+from ..authoring.errors import ProtocolError
 from ..authoring.middleware import IncomingRequest, Middleware
 from ..authoring.registry import Registry
+from ..authoring.tool_definition import ToolDef
 from ..tasks.engine import TaskEngine, TaskRun
 from ..tasks.legacy import (
     LegacyTasks,
@@ -71,8 +79,9 @@ from ..tasks.legacy import (
     session_principal,
     wire_task,
 )
+from .direct_call import direct_plan, direct_result
 from .generated import bindings_for, declared, handlers_class, not_initialized, served_methods, stub_for
-from .handlers import Handlers, fit
+from .handlers import Handlers, fit, protocol_error_answer, tool_result
 from .modern import ModernServing, recognize, serve_modern
 from .outgoing import client_answer, log_message, read_own_resource
 from .pipeline import run_request
@@ -83,6 +92,9 @@ from .validation import source_of, typed_params, validated_result
 __all__ = ["ServerConnection"]
 
 logger = logging.getLogger(__name__)
+
+TOOLS_CALL: Final = "tools/call"
+_ABSENT: Final = object()
 
 
 class _DeferredStub:
@@ -250,6 +262,9 @@ class ServerConnection:
         self._connection_id = ""  # the task binding of an unauthenticated connection without a session id
         self._background: TaskGroup | None = None
         self._served: frozenset[str] = frozenset()
+        # Once initialized, without middleware: each served method's route and bound handler, looked up once (the
+        # usual request of the connection goes straight to its handler: see _on_request).
+        self._bound_routes: dict[str, tuple[Any, Any]] = {}
         self.session = Session(
             _BatchGate(stream, self),
             request_handler=self._on_request,
@@ -285,25 +300,66 @@ class ServerConnection:
     # -- incoming -------------------------------------------------------------------------------------------------
 
     async def _on_request(self, method: str, params: JSONParams, request: RequestContext) -> dict[str, Any]:
-        recognized = recognize(method, params)
-        if recognized is not None:
-            version, meta = recognized
-            return await serve_modern(
-                self.modern,
-                version,
-                meta,
-                method,
-                params,
-                request,
-                listeners=self.listeners,
-                http_scope=self.http_scope,
-            )
-        if method == PING:
-            return {}  # answered at once, before initialize too, and not through the middleware
-        if not self.middleware and self._handlers is not None and method in self._served and method != "initialize":
-            # The usual request of an initialized legacy connection: what _route would decide, one call less.
-            return await self._dispatch(self.stub.SERVER_ROUTES[method], params, Context(self, request))
+        bound = self._bound_routes.get(method)
+        # A request without _meta is never a modern one (nor is any method of _bound_routes modern-only): the usual
+        # request of an initialized legacy connection skips recognize.
+        if bound is None or (type(params) is dict and "_meta" in params):
+            recognized = recognize(method, params)
+            if recognized is not None:
+                plan = direct_plan(self.modern, method, params)  # a plain tools/call: answered in one function
+                if plan is not None:
+                    return await direct_result(plan)
+                version, meta = recognized
+                return await serve_modern(
+                    self.modern,
+                    version,
+                    meta,
+                    method,
+                    params,
+                    request,
+                    listeners=self.listeners,
+                    http_scope=self.http_scope,
+                )
+            if method == PING:
+                return {}  # answered at once, before initialize too, and not through the middleware
+        if bound is not None:
+            # What _route and _dispatch would do, the route and the handler looked up once per connection.
+            route, handler = bound
+            if method == TOOLS_CALL and (plain := self._plain_tool(params)) is not None:
+                return await self._call_plain_tool(route, *plain)
+            typed = typed_params(route, params)
+            returned = await handler(typed, Context(self, request))
+            return self._validated(route, returned, lambda: source_of(route, typed))
         return await run_request(self.middleware, self, method, params, request, self._route, self._finish)
+
+    def _plain_tool(self, params: JSONParams) -> tuple[ToolDef, dict[str, Any] | None] | None:
+        """The tool and arguments of a ``tools/call`` that needs nothing of the general dispatch (see
+        ``_call_plain_tool``): params of nothing but ``name`` (a string) and ``arguments`` (an object, or absent),
+        a tool that exists and takes no ``Context``, and no 2025-11-25 tasks on the connection. None for any
+        other request."""
+        if type(params) is not dict or self.legacy_tasks is not None:
+            return None
+        name, arguments = params.get("name"), params.get("arguments", _ABSENT)
+        if len(params) != (1 if arguments is _ABSENT else 2) or type(name) is not str:
+            return None
+        if arguments is _ABSENT:
+            arguments = None
+        elif type(arguments) is not dict:  # null too: the versions' params models refuse it (-32602)
+            return None
+        tool = self.server.tools.get(name)
+        return (tool, arguments) if tool is not None and tool.sig.context_param is None else None
+
+    async def _call_plain_tool(self, route: Any, tool: ToolDef, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """What the general dispatch answers a ``_plain_tool`` request with, without its params model, ``Context``
+        and handler layers (they cost more than such a tool): the same functions, in the same order
+        (``handlers.Handlers.call_tool``; the modern era's ``direct_call`` is the same idea). Params such as these
+        always validate, and a legacy version has no ``Mcp-Param-*`` headers to check."""
+        try:
+            outcome = await tool.call(arguments, None)
+        except ProtocolError as exc:
+            code = resource_not_found_code(self.protocol_version)
+            raise protocol_error_answer(exc, "call_tool", tool.name, code) from None
+        return self._validated(route, tool_result(outcome, self.bindings), lambda: source_of(route, tool))
 
     def _finish(self, incoming: IncomingRequest[Any], value: Any) -> dict[str, Any]:
         """A result a middleware returned itself, validated like a handler's (see ``middleware``)."""
@@ -346,6 +402,13 @@ class ServerConnection:
         result = await self._dispatch(route, params, context, handlers)
         # Only now: a bad initialize (-32602) leaves the connection uninitialized, and may be retried.
         self._handlers, self._served, self.protocol_version = handlers, served, version
+        if not self.middleware:
+            routes = stub.SERVER_ROUTES
+            self._bound_routes = {
+                method: (routes[method], getattr(handlers, routes[method].handler))
+                for method in served
+                if method not in ("initialize", PING) and method not in MODERN_ONLY_METHODS and method in routes
+            }
         if "tasks" in capabilities and self.task_engine is not None:
             self.legacy_tasks = LegacyTasks(self.task_engine.store, self._ask_client, self.session.notify)
         return result

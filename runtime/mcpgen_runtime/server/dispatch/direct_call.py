@@ -15,7 +15,7 @@ its errors. A plain ``tools/call`` of a tool that takes no ``Context`` uses none
 
 What the lane requires (else the general path serves the request):
 - no middleware (a middleware sees every request);
-- params with nothing but ``name`` (a string), ``arguments`` (an object, or absent) and ``_meta``, a ``_meta`` equal
+- params with nothing but ``name`` (a string), ``arguments`` (an object, or absent: not null) and ``_meta``, a ``_meta`` equal
   to one validated before for this version (``request_meta.ValidatedMetas``: the first request of a kind takes the
   general path, which validates and caches it) with no ``progressToken``, naming a modern version;
 - the version serves ``tools/call``, the tool exists, takes no ``Context``, annotates no parameter as a header
@@ -36,8 +36,8 @@ from typing import Any, Final
 from ...jsonrpc.answers import failure_answer
 from ...jsonrpc.envelopes import JSONParams, Request, encode_frame, success_response
 from ...versions import MODERN_VERSIONS, PROTOCOL_VERSION_META, resource_not_found_code
-from ..authoring.definitions import ToolDef
 from ..authoring.errors import ProtocolError
+from ..authoring.tool_definition import ToolDef
 from .handlers import protocol_error_answer, tool_result
 from .modern_serving import ModernServing, VersionServing, finished_result
 from .request_meta import meta_model
@@ -47,7 +47,7 @@ from .validation import source_of
 __all__ = ["DirectPlan", "answer_direct", "direct_plan", "direct_result"]
 
 TOOLS_CALL: Final = "tools/call"
-_LANE_KEYS: Final = frozenset({"name", "arguments", "_meta"})
+_ABSENT: Final = object()
 
 
 class DirectPlan:
@@ -68,10 +68,16 @@ class DirectPlan:
 def direct_plan(serving: ModernServing, method: str, params: JSONParams) -> DirectPlan | None:
     """The plan of a request (``method``, ``params``) if it may take the lane (see the module docstring), else
     None."""
-    if method != TOOLS_CALL or serving.middleware or type(params) is not dict or not params.keys() <= _LANE_KEYS:
+    if method != TOOLS_CALL or type(params) is not dict or serving.middleware:
         return None
-    name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
-    if type(name) is not str or (arguments is not None and type(arguments) is not dict) or type(meta) is not dict:
+    name, meta, arguments = params.get("name"), params.get("_meta"), params.get("arguments", _ABSENT)
+    if len(params) != (2 if arguments is _ABSENT else 3):  # nothing but name, _meta and (maybe) arguments
+        return None
+    if arguments is _ABSENT:
+        arguments = None
+    elif type(arguments) is not dict:  # null too: the params model refuses it (-32602)
+        return None
+    if type(name) is not str or type(meta) is not dict:
         return None
     version = meta.get(PROTOCOL_VERSION_META)
     if type(version) is not str or version not in MODERN_VERSIONS or "progressToken" in meta:

@@ -31,9 +31,10 @@ from ...protocol.results import ValidResult
 from ...versions import SUPPORTED_VERSIONS_NEWEST_FIRST, is_modern
 from ..authoring.caching import CacheHint
 from ..authoring.context import Context
-from ..authoring.definitions import FullToolResult, ToolDef, call_function, validation_details
+from ..authoring.definitions import call_function, validation_details
 from ..authoring.errors import RESOURCE_NOT_FOUND, ProtocolError, ResourceNotFoundError, resource_not_found_code
 from ..authoring.registry import Registry
+from ..authoring.tool_definition import FullToolResult, ToolDef
 from ..tasks.legacy import LegacyTasks
 from .tool_headers import annotated_parameters, check_param_headers
 

@@ -6,10 +6,12 @@ Modules, top down:
   and ``run_http`` (typed options: ``HTTPAppOptions``; ``AppFactory`` builds the app, e.g. ``scaleout``'s).
 - ``legacy``: ``LegacyEra``, the legacy era (2024-11-05 .. 2025-11-25): ``initialize``, sessions, POST/GET/DELETE,
   resumption with ``Last-Event-ID``, the in-flight limits.
-- ``modern``: ``ModernEra``, the modern era (2026-07-28 and later): one POST, one request, served as one call.
+- ``modern``: ``ModernEra``, the modern era (2026-07-28 and later): one POST, one request, served as one call;
+  ``modern_routing``: which era a POST is of, and the ``_meta`` and ``Mcp-*`` header checks of a modern one.
 - ``session``: ``HTTPSessionStream``, one legacy-era session as the ``MessageStream`` its handler reads and writes
   (routing of what it sends to the right SSE stream, idle expiry, the ``ResponseStream`` s of its POSTs).
-- ``channel``: ``Channel``, the bounded queue of ``Event`` s between a session and one live HTTP response.
+- ``channel``: ``Channel``, the bounded queue of ``Event`` s between a session and one live HTTP response, and
+  ``ResponseStream``, what one POST or GET of a session answers on.
 - ``sse``: SSE encoding and the SSE responses (``SSEResponse``, ``InlineSSE``).
 - ``asgi``: plain ASGI helpers (the request, simple answers, ``DisconnectWatch``, the Origin check).
 - ``auth``: the authentication interface the app calls (``HTTPAuthenticator``) and its answers.

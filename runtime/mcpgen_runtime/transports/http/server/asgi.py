@@ -253,17 +253,32 @@ class DisconnectWatch:
         self._loop = running_loop() if isinstance(loop, str) else loop
 
     async def __aenter__(self) -> DisconnectWatch:
-        loop = self._loop
-        if loop is None:
+        if self._loop is None:
             self._tg = anyio.create_task_group()
             await self._tg.__aenter__()
             self._tg.start_soon(self._watch)
         else:
-            self._calls = DelayedCalls.for_loop(loop, DISCONNECT_WATCH_DELAY)
-            self._calls.add(self, self._spawn)
+            self.start()
         return self
 
     async def __aexit__(self, *exc_info: object) -> bool | None:
+        self.stop()
+        if self._tg is not None:
+            if not self.gone:
+                self._tg.cancel_scope.cancel()
+            return await self._tg.__aexit__(*exc_info)  # type: ignore[arg-type]
+        return None
+
+    def start(self) -> DisconnectWatch:
+        """``async with`` without its awaits, on asyncio (a loop known): for the per-request path, which pairs it with
+        ``stop`` in a ``finally`` (the two coroutines of ``async with`` were most of the watch's cost)."""
+        assert self._loop is not None, "start() is for asyncio; elsewhere use async with"
+        self._calls = calls = DelayedCalls.for_loop(self._loop, DISCONNECT_WATCH_DELAY)
+        calls.add(self, self._spawn)
+        return self
+
+    def stop(self) -> None:
+        """The end of the watched block (see ``start``)."""
         self._done = True
         if self._calls is not None:
             self._calls.discard(self)
@@ -271,11 +286,6 @@ class DisconnectWatch:
         # requests); one still waiting is cancelled.
         if self._task is not None and not self.gone:
             self._task.cancel()
-        if self._tg is not None:
-            if not self.gone:
-                self._tg.cancel_scope.cancel()
-            return await self._tg.__aexit__(*exc_info)  # type: ignore[arg-type]
-        return None
 
     def _spawn(self) -> None:
         if not self._done and self._loop is not None:

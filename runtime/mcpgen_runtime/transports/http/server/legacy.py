@@ -16,6 +16,7 @@ workers in the shared store), or a shared store that fails or does not answer in
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -24,9 +25,10 @@ from typing import Any, Final
 import anyio
 from anyio.abc import TaskGroup
 
-from ....jsonrpc.envelopes import Batch, ErrorCode, Request
-from .asgi import JSON, SSE, Answer, DisconnectWatch, HTTPRequest, accepts, on_asyncio
+from ....jsonrpc.envelopes import ErrorCode, Request, RequestId
+from .asgi import JSON, SSE, Answer, DisconnectWatch, HTTPRequest, accepts, running_loop
 from .auth import AUTH_OWNER_KEY
+from .channel import ResponseStream
 from .session import DEFAULT_BACKLOG, Channel, Event, HTTPSessionStream, InFlightBudget, error_body
 from .sse import InlineSSE, SSEResponse, sse_bytes
 from .storage import HTTPStorage
@@ -73,6 +75,10 @@ def error_answer(
     return Answer(error_body(code, message, request_id), status, all_headers, media_type=JSON)
 
 
+def _session_ended() -> Answer:
+    return error_answer(404, ErrorCode.INVALID_REQUEST, "Not Found: the session has ended")
+
+
 def _unavailable(session_id: str, error: Exception) -> Answer:
     """The answer (and the one log line) of a request the shared session store failed."""
     logger.warning("session %s: the session store failed (%s): answered 503", session_id, error)
@@ -82,9 +88,14 @@ def _unavailable(session_id: str, error: Exception) -> Answer:
 
 async def _collect(channel: Channel, watch: DisconnectWatch) -> list[Event] | None:
     """Every event until the channel ends; None if the client disconnected first."""
+    await _until_closed(channel, watch)
+    return None if watch.gone else channel.take()
+
+
+async def _until_closed(channel: Channel, watch: DisconnectWatch) -> None:
+    """Until the channel ends (nothing more is queued on it after that) or the client disconnects."""
     while not channel.closed and not watch.gone:
         await channel.wait()
-    return None if watch.gone else channel.take()
 
 
 class LegacyEra:
@@ -123,7 +134,19 @@ class LegacyEra:
         self.max_queued_events = max_queued_events
         self.sessions: dict[str, HTTPSessionStream] = {}
         self._opening = 0  # sessions whose initialize is being answered
-        self.task_group: TaskGroup | None = None
+        self._task_group: TaskGroup | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the app's asyncio loop (None: another, or not running)
+
+    @property
+    def task_group(self) -> TaskGroup | None:
+        return self._task_group
+
+    @task_group.setter
+    def task_group(self, task_group: TaskGroup | None) -> None:
+        """Set by the app while it runs, in its loop: noted here for its requests (each look-up of the running loop
+        is a system call, for the pid)."""
+        self._task_group = task_group
+        self._loop = running_loop() if task_group is not None else None
 
     # -- the sessions this process holds (storage.SessionHost) ------------------------------------------------------
 
@@ -240,16 +263,17 @@ class LegacyEra:
 
     async def post(self, request: HTTPRequest, body: bytes, decoded: Any, items: Any) -> LegacyAnswer:
         """A POST of the legacy era (its body decoded and checked): ``initialize`` or a session's messages."""
-        if isinstance(decoded, Request) and decoded.method == "initialize" and SESSION_ID_HEADER not in request.headers:
-            return await self._initialize(request, body, decoded)
+        single = decoded if isinstance(decoded, Request) else None  # one request: the session may take it directly
+        if single is not None and single.method == "initialize" and SESSION_ID_HEADER not in request.headers:
+            return await self._initialize(request, body, single)
         found = self._find_session(request)
         if isinstance(found, Answer):
             return found
         session = found
 
-        if isinstance(decoded, Request):
-            ids = [decoded.id]
-            duplicate = decoded.id in session.by_id
+        if single is not None:
+            ids = [single.id]
+            duplicate = single.id in session.by_id
         else:
             ids = [item.id for item in items if isinstance(item, Request)]
             duplicate = len(set(ids)) != len(ids) or any(i in session.by_id for i in ids)
@@ -264,54 +288,96 @@ class LegacyEra:
                 return error_answer(404, ErrorCode.INVALID_REQUEST, "Not Found: the session has ended")
             await session.cancel_notified(items)
             return Answer(status=202, headers=session_headers(session))
+        if self.json_response:
+            return await self._json(request, session, body, ids, single, items)
 
-        sse = not self.json_response
-        stored = sse and self.event_store is not None
         stream = session.open_stream(
-            ids, sse=sse, batch=isinstance(decoded, Batch), stored=stored, http_scope=request.scope
+            ids, sse=True, batch=single is None, stored=self.event_store is not None, http_scope=request.scope
         )
         channel = stream.attach()
-        single = decoded if isinstance(decoded, Request) else None  # one request: the session may take it directly
-        ended = "Not Found: the session has ended"
-        if sse:
-            await session.prime(stream)  # before the request reaches the handler: the priming event comes first
+        await session.prime(stream)  # before the request reaches the handler: the priming event comes first
 
-            async def on_close(client_gone: bool) -> None:
-                await session.connection_closed(stream, channel, client_gone=client_gone)
+        def on_close(client_gone: bool) -> Awaitable[None] | None:
+            return session.connection_ended(stream, channel, client_gone=client_gone)
 
-            response = SSEResponse(channel, session_headers(session), self.ping_interval, on_close)
-            if single is not None and on_asyncio():
+        response = SSEResponse(channel, session_headers(session), self.ping_interval, on_close)
+        if single is not None and (loop := self._loop) is not None:
 
-                async def work() -> None:
+            async def work() -> None:
+                if not await session.answer_inline(stream, single):
                     await session.deliver(body, stream, single, inline=True)
 
-                return InlineSSE(work, response, lambda: error_answer(404, ErrorCode.INVALID_REQUEST, ended))
-            try:
-                await session.deliver(body, stream, single)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return error_answer(404, ErrorCode.INVALID_REQUEST, ended)
-            await session.cancel_notified(items)
-            return response
+            return InlineSSE(work, response, _session_ended, loop)
+        try:
+            await session.deliver(body, stream, single)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return _session_ended()
+        await session.cancel_notified(items)
+        return response
+
+    async def _json(
+        self,
+        request: HTTPRequest,
+        session: HTTPSessionStream,
+        body: bytes,
+        ids: list[RequestId],
+        single: Request | None,
+        items: Any,
+    ) -> LegacyAnswer:
+        """The requests ``ids`` of a POST answered with one JSON body (``single``: the body is that one request)."""
+        stream = session.open_stream(ids, sse=False, batch=single is None, stored=False, http_scope=request.scope)
+        channel = stream.attach()
 
         async def gone() -> None:
             await session.connection_closed(stream, channel, client_gone=True)
 
-        async with DisconnectWatch(request.receive, gone) as watch:
+        watch = DisconnectWatch(request.receive, gone, self._loop)
+        if self._loop is None:
+            async with watch:
+                answered = await self._answered(session, stream, channel, watch, body, single, items)
+        else:  # entered without ``async with``, whose two coroutines were most of the watch's cost
+            watch.start()
             try:
-                # With one request the handler usually runs right here, and its answer is queued on return.
-                await session.deliver(body, stream, single, inline=True)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return error_answer(404, ErrorCode.INVALID_REQUEST, ended)
-            await session.cancel_notified(items)
-            collected = await _collect(channel, watch)
-        if collected is None:
+                answered = await self._answered(session, stream, channel, watch, body, single, items)
+            finally:
+                watch.stop()
+        if answered is None:
+            return _session_ended()
+        if watch.gone:
             return None  # the watch has ended the stream (and cancelled its requests)
-        await session.connection_closed(stream, channel, client_gone=False)
-        frames = [event.frame for event in collected if event.frame is not None]
+        stream.detach(channel)  # connection_ended's whole work for a POST's stream whose client is still there
+        if isinstance(answered, bytes):
+            return Answer(answered, 200, session_headers(session), media_type=JSON)
+        frames = [event.frame for event in channel.take() if event.frame is not None]
         if not frames:
             return error_answer(404, ErrorCode.INVALID_REQUEST, "Not Found: the session ended before answering")
         content = b"[" + b",".join(frames) + b"]" if stream.batch else frames[0]
         return Answer(content, 200, session_headers(session), media_type=JSON)
+
+    async def _answered(
+        self,
+        session: HTTPSessionStream,
+        stream: ResponseStream,
+        channel: Channel,
+        watch: DisconnectWatch,
+        body: bytes,
+        single: Request | None,
+        items: Any,
+    ) -> bytes | bool | None:
+        """``_json``'s requests handled: the answer's frame when it came back at once, else True once the channel is
+        closed (the answers are on it); None when the session ended before they could be delivered."""
+        # With one request the handler usually runs right here, and its answer comes back (or is queued).
+        answered = await session.answer_inline(stream, single) if single is not None else False
+        if answered is False:
+            try:
+                await session.deliver(body, stream, single, inline=True)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return None
+            await session.cancel_notified(items)
+        if isinstance(answered, bytes):
+            return answered  # the answer is all there is: nothing is queued on the channel
+        await _until_closed(channel, watch)
+        return True
 
     def _over_limits(self, session: HTTPSessionStream, count: int, decoded: Any) -> Answer | None:
         """A refusal if ``count`` more requests would exceed the session's or the server's in-flight limit."""

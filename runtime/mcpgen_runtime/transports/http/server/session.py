@@ -20,9 +20,10 @@ import contextvars
 import json
 import logging
 import math
+import re
 import secrets
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -42,7 +43,7 @@ from ....jsonrpc.envelopes import (
 )
 from ....jsonrpc.streams import Dispatcher
 from ....versions import SSE_PRIMING_VERSIONS
-from .channel import DEFAULT_MAX_QUEUED_EVENTS, Channel, Event
+from .channel import DEFAULT_MAX_QUEUED_EVENTS, Channel, Event, ResponseStream
 from .event_store import EventStore
 from .stores import SessionMirror, StreamTails
 
@@ -71,6 +72,8 @@ DEFAULT_BACKLOG: Final = 256
 # How long a disconnect waits to hand its cancellations to a session that is not reading (back-pressure).
 _CANCEL_DELIVERY_TIMEOUT: Final = 5.0
 
+# What an SSE id line cannot carry (a store's ids are checked: one regex search, cheaper than a test per character).
+_UNFIT_FOR_SSE_ID: Final = re.compile("[\r\n\0]").search
 # The stream whose request the current task is serving (see the module docstring of ``app``).
 _current_stream: contextvars.ContextVar[ResponseStream | None] = contextvars.ContextVar("mcp_http_stream", default=None)
 
@@ -93,81 +96,6 @@ class InFlightBudget:
 
     def __init__(self, limit: float = math.inf) -> None:
         self.limit, self.used = limit, 0
-
-
-class ResponseStream:
-    """One stream of a session: a request POST's (its requests' related messages and responses) or the standalone
-    GET's. Its live HTTP response (``attach``) may end and be replaced by another (a resuming GET) while it lasts."""
-
-    def __init__(
-        self,
-        stream_id: str,
-        ids: Collection[RequestId],
-        *,
-        sse: bool,
-        stored: bool,
-        batch: bool,
-        retry_ms: int,
-        http_scope: Mapping[str, Any] | None = None,
-        max_queued: int = DEFAULT_MAX_QUEUED_EVENTS,
-    ) -> None:
-        """``sse``: answered as an SSE stream (else one JSON body); ``stored``: its events go to the event store
-        first (they get ids); ``retry_ms``: the ``retry`` hint sent when the server ends its connection;
-        ``http_scope``: the ASGI scope of the POST that opened it (``current_http_scope``); ``max_queued``: the
-        bound of each live connection's queue (``channel.Channel``)."""
-        self.max_queued = max_queued
-        self.stream_id = stream_id
-        self.http_scope = http_scope
-        self.unanswered: set[RequestId] = set(ids)
-        self.sse, self.stored, self.batch, self.retry_ms = sse, stored, batch, retry_ms
-        self.resumable = False  # an event id went out on it: a client that loses it can come back for the rest
-        self.primed = False  # it began with a priming event: the client (2025-11-25) expects server-ended connections
-        self.done = False  # every request answered (or cancelled, or the session ended): nothing more will come
-        self._connection: Channel | None = None
-
-    def attach(self) -> Channel:
-        """A new live connection (replacing the one there was): what to send, and the token for ``detach``."""
-        self.end_connection()
-        channel = self._connection = Channel(self.max_queued)
-        if self.done:
-            channel.close()
-        return channel
-
-    def detach(self, token: Channel) -> bool:
-        """The response behind ``token`` ended; False if another had taken over already."""
-        token.close()
-        if self._connection is not token:
-            return False
-        self._connection = None
-        return True
-
-    @property
-    def connected(self) -> bool:
-        return self._connection is not None
-
-    def push(self, event: Event) -> bool:
-        """Hand ``event`` to the live connection; False if there is none."""
-        if self._connection is None:
-            return False
-        if not self._connection.push(event):
-            self._connection = None
-            return False
-        if event.event_id is not None:
-            self.resumable = True
-        return True
-
-    def end_connection(self, retry_ms: int | None = None) -> None:
-        """End the live response (after what is queued on it), without ending the stream."""
-        if self._connection is not None:
-            if retry_ms is not None:
-                self.push(Event(None, retry_ms=retry_ms))
-            self._connection.close()
-            self._connection = None
-
-    def finish(self) -> None:
-        self.done = True
-        self.unanswered.clear()
-        self.end_connection()
 
 
 class HTTPSessionStream:
@@ -217,6 +145,7 @@ class HTTPSessionStream:
         self._queued = 0  # POST bodies delivered but not received yet
         # The reader of this stream (a jsonrpc Session) when it takes requests directly: see deliver.
         self._dispatcher: Dispatcher | None = None
+        self._answerer: Callable[[Request], Awaitable[tuple[dict[str, Any], bytes] | bool]] | None = None
         self.by_id: dict[RequestId, ResponseStream] = {}  # the requests in flight, by id
         self._streams: dict[str, ResponseStream] = {}  # the POST streams not done yet, by stream id
         self._stream_count = 0
@@ -276,6 +205,7 @@ class HTTPSessionStream:
 
     def set_dispatcher(self, dispatcher: Dispatcher | None) -> None:
         self._dispatcher = dispatcher
+        self._answerer = getattr(dispatcher, "answer_inline", None)  # a jsonrpc Session's: see answer_inline
 
     async def aclose(self) -> None:
         self.terminate()
@@ -400,6 +330,25 @@ class HTTPSessionStream:
                 _current_stream.reset(token)
         await self.inject(body, stream)
 
+    async def answer_inline(self, stream: ResponseStream, request: Request) -> bytes | bool:
+        """``deliver(body, stream, request, inline=True)`` where the session's reader is a ``jsonrpc.Session`` (and
+        no ``mirror`` stands between): the handler runs in the calling task and its answer comes back here, to be
+        put on ``stream`` directly (not written to the session's stream and routed back by ``send_message``). False,
+        with nothing done, when the request must be delivered the usual way instead; True when done; the answer's
+        frame when it is the whole of ``stream``, a JSON answer to this one request (now done), which the caller
+        sends itself: it is not queued on the stream's connection."""
+        answerer = self._answerer
+        if answerer is None or self._queued or self.terminated or self.mirror is not None:
+            return False
+        token = _current_stream.set(stream)
+        try:
+            answer = await answerer(request)
+        finally:
+            _current_stream.reset(token)
+        if isinstance(answer, tuple):
+            return await self._answer_to(answer[0], answer[1], stream) or True
+        return answer
+
     async def inject(self, body: bytes, stream: ResponseStream | None = None) -> None:
         """Queue ``body`` for ``receive`` as if the client had POSTed it, past the ``mirror`` (which replays a
         session's requests with it); ClosedResourceError once the session has ended."""
@@ -421,18 +370,26 @@ class HTTPSessionStream:
     async def connection_closed(self, stream: ResponseStream, token: Channel, *, client_gone: bool) -> None:
         """A response carrying ``stream`` ended. If the client went away from a stream it cannot resume, its
         requests are cancelled: nobody can ever receive their answers."""
+        cancelling = self.connection_ended(stream, token, client_gone=client_gone)
+        if cancelling is not None:
+            await cancelling
+
+    def connection_ended(self, stream: ResponseStream, token: Channel, *, client_gone: bool) -> Awaitable[None] | None:
+        """``connection_closed`` for a caller that awaits only when there is something to wait for (the usual end of
+        a response has nothing): the delivery of the cancellations to await, if any (it shields itself)."""
         if not stream.detach(token):
-            return
+            return None
         if stream is self.standalone:
             self.standalone_open = False
-            return
+            return None
         if client_gone and not stream.done and not stream.resumable:
             ids = [request_id for request_id in stream.unanswered if self.by_id.get(request_id) is stream]
             for request_id in ids:
                 self._untrack(request_id)
             stream.finish()
             self._streams.pop(stream.stream_id, None)
-            await self._inject_cancellations(ids)
+            return self._inject_cancellations(ids)
+        return None
 
     async def cancel_request(self, request_id: object) -> None:
         """The client cancelled a request: end its stream with an error, as the handler will not answer it."""
@@ -492,7 +449,7 @@ class HTTPSessionStream:
         except Exception:
             logger.exception("the event store failed; event sent without an id (not resumable)")
             return None
-        if any(c in event_id for c in "\r\n\0"):
+        if _UNFIT_FOR_SSE_ID(event_id) is not None:
             logger.error("the event store returned an id that cannot go on an SSE id line: %r", event_id)
             return None
         return event_id
@@ -509,6 +466,10 @@ class HTTPSessionStream:
         # The stream's last event: its tails (other processes following it) stop after it.
         last = self.tails is not None and (request_id is None or stream.unanswered <= {request_id})
         await self._emit(stream, frame, last=last)
+        self._answered(stream, request_id)
+
+    def _answered(self, stream: ResponseStream, request_id: RequestId | None) -> None:
+        """``stream`` carried the answer to ``request_id`` (None: to all its requests); done once all are answered."""
         if request_id is None:
             for other in [key for key, value in self.by_id.items() if value is stream]:
                 self._untrack(other)
@@ -518,6 +479,31 @@ class HTTPSessionStream:
         if not stream.unanswered:
             stream.finish()
             self._streams.pop(stream.stream_id, None)
+
+    async def _answer_to(self, message: dict[str, Any], frame: bytes, own: ResponseStream) -> bytes | None:
+        """The answer a handler gave a request (``answer_inline``, for the stream ``own``), routed as
+        ``send_message`` routes a response; the frame itself when it is all of ``own``, a JSON stream."""
+        request_id = message["id"]
+        if request_id == self.initialize_id and "result" in message:
+            self._negotiated(message["result"])
+        stream = self._untrack(request_id) if not self.terminated else None
+        if stream is None:
+            logger.debug("response to %r dropped: its stream is gone", request_id)
+        elif stream is own and not stream.sse and len(stream.unanswered) == 1:
+            self._answered(stream, request_id)
+            return frame
+        elif stream.stored or self.tails is not None:
+            await self._answer(stream, request_id, frame)
+        else:  # nothing to store first: what _answer does, without its awaits
+            stream.push(Event(frame))
+            self._answered(stream, request_id)
+        return None
+
+    def _negotiated(self, result: object) -> None:
+        """The session's ``initialize`` was answered with ``result``: the negotiated version is known."""
+        self.initialize_id = None
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        self.protocol_version = version if isinstance(version, str) else None
 
     async def _route(self, item: Any, frame: bytes, kind: Any = None) -> None:
         message = classify(item) if kind is None else kind
@@ -531,9 +517,7 @@ class HTTPSessionStream:
                     await self._emit(self.standalone, frame)
                 return
             if message.id == self.initialize_id and isinstance(message, Response):
-                self.initialize_id = None
-                version = message.result.get("protocolVersion") if isinstance(message.result, dict) else None
-                self.protocol_version = version if isinstance(version, str) else None
+                self._negotiated(message.result)
             stream = self._untrack(message.id)
             if stream is None:
                 # Cancelled, or its client went away for good: the spec forbids responses on the GET stream.

@@ -15,7 +15,7 @@ from typing import Final
 import anyio
 from starlette.types import Receive, Scope, Send
 
-from .asgi import SSE, Answer, DisconnectWatch
+from .asgi import SSE, Answer, DelayedCalls, DisconnectWatch
 from .session import Channel, Event
 
 __all__ = ["SSE", "InlineSSE", "SSEResponse", "sse_bytes", "sse_event"]
@@ -26,13 +26,16 @@ logger = logging.getLogger(__name__)
 # starts streaming: until then its events wait and go out together.
 LIVE_AFTER: Final = 0.01
 _PING: Final = b": ping\n\n"  # a comment: keeps proxies from timing the stream out
+_HEADERS: Final = ((b"content-type", SSE.encode()), (b"cache-control", b"no-cache, no-transform"))
 
 
 def sse_event(frame: bytes, event_id: str | None = None) -> bytes:
     """One JSON-RPC frame as an SSE ``message`` event (with its id, if it has one)."""
-    # Our encoder never emits a raw newline, but a handler's frame might: SSE needs one "data:" line per line.
-    lines = frame.replace(b"\r\n", b"\n").split(b"\n")
     head = b"event: message\n" + (b"id: " + event_id.encode() + b"\n" if event_id is not None else b"")
+    if b"\n" not in frame:  # one line (our encoder never emits a raw newline): no splitting
+        return head + b"data: " + frame + b"\n\n"
+    # A handler's frame might have newlines: SSE needs one "data:" line per line.
+    lines = frame.replace(b"\r\n", b"\n").split(b"\n")
     return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
 
 
@@ -50,7 +53,9 @@ def sse_bytes(event: Event) -> bytes:
 class SSEResponse:
     """An SSE response: ``prelude`` first (replayed events), then the events of ``events`` until that channel ends
     (skipping those whose ids are in ``skip``: already in the prelude), pinging while idle. ``on_close(client_gone)``
-    is awaited at the end, shielded; ``client_gone`` says whether the client went away before the stream ended.
+    is called at the end, and what it returns, if anything, awaited, shielded (a plain function returns None when
+    there is nothing to wait for, which saves the shield's cancel scope); ``client_gone`` says whether the client
+    went away before the stream ended.
 
     What is queued when the response gets to run goes out as one chunk (the end of the stream with the last one),
     so a stream whose events are all there (a quick handler: priming event and answer) costs two ``send`` calls.
@@ -61,7 +66,7 @@ class SSEResponse:
         events: Channel,
         headers: Mapping[str, str],
         ping_interval: float,
-        on_close: Callable[[bool], Awaitable[None]] | None = None,
+        on_close: Callable[[bool], Awaitable[None] | None] | None = None,
         *,
         prelude: Sequence[Event] = (),
         skip: Collection[str] = (),
@@ -70,18 +75,15 @@ class SSEResponse:
         self._prelude, self._skip = prelude, skip
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(b"content-type", SSE.encode()), (b"cache-control", b"no-cache, no-transform")]
-        headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self._headers.items()]
+        headers = [*_HEADERS, *[(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self._headers.items()]]
         events = self._events
-        if events.ended:  # everything is here (a quick handler's answer, a finished replay): nothing to wait for
+        if events.closed:  # everything is here (a quick handler's answer, a finished replay): nothing to wait for
             try:
-                body = b"".join(sse_bytes(event) for event in (*self._prelude, *self._unskipped(events.take())))
+                body = b"".join(map(sse_bytes, (*self._prelude, *self._unskipped(events.take()))))
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
                 await send({"type": "http.response.body", "body": body, "more_body": False})
             finally:
-                if self._on_close is not None:
-                    with anyio.CancelScope(shield=True):
-                        await self._on_close(False)
+                await self._closed(False)
             return
         client_gone = False
 
@@ -98,9 +100,13 @@ class SSEResponse:
                     logger.debug("SSE client went away", exc_info=True)
         finally:
             events.close()
-            if self._on_close is not None:
-                with anyio.CancelScope(shield=True):
-                    await self._on_close(client_gone or watch.gone)
+            await self._closed(client_gone or watch.gone)
+
+    async def _closed(self, client_gone: bool) -> None:
+        pending = self._on_close(client_gone) if self._on_close is not None else None
+        if pending is not None:
+            with anyio.CancelScope(shield=True):
+                await pending
 
     async def _stream(self, send: Send, headers: list[tuple[bytes, bytes]], watch: DisconnectWatch) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -137,31 +143,39 @@ class InlineSSE:
     """
 
     def __init__(
-        self, work: Callable[[], Awaitable[None]], response: SSEResponse, refused: Callable[[], Answer]
+        self,
+        work: Callable[[], Awaitable[None]],
+        response: SSEResponse,
+        refused: Callable[[], Answer],
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
-        self._work, self._response, self._refused = work, response, refused
+        """``loop``: the running loop (the caller has looked it up already)."""
+        self._work, self._response, self._refused, self._loop = work, response, refused, loop
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         live: list[asyncio.Task[None]] = []
 
         def go_live() -> None:
             live.append(loop.create_task(self._response(scope, receive, send)))
 
-        timer = loop.call_later(LIVE_AFTER, go_live)
+        # One timer of the loop for every such response (a call_later each cost a timer handle and a heap push and
+        # pop per request, for a handler that nearly always ends first).
+        timer = DelayedCalls.for_loop(loop, LIVE_AFTER)
+        timer.add(self, go_live)
         try:
             await self._work()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             if not live:
-                timer.cancel()
+                timer.discard(self)
                 await self._refused()(scope, receive, send)
                 return
         except BaseException:
-            timer.cancel()
+            timer.discard(self)
             for task in live:
                 task.cancel()
             raise
-        timer.cancel()
+        timer.discard(self)
         if not live:
             await self._response(scope, receive, send)
             return
