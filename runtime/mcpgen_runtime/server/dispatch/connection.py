@@ -304,11 +304,11 @@ class ServerConnection:
         # A request without _meta is never a modern one (nor is any method of _bound_routes modern-only): the usual
         # request of an initialized legacy connection skips recognize.
         if bound is None or (type(params) is dict and "_meta" in params):
+            plan = direct_plan(self.modern, method, params)  # a plain modern tools/call: answered in one function
+            if plan is not None:
+                return await direct_result(plan)
             recognized = recognize(method, params)
             if recognized is not None:
-                plan = direct_plan(self.modern, method, params)  # a plain tools/call: answered in one function
-                if plan is not None:
-                    return await direct_result(plan)
                 version, meta = recognized
                 return await serve_modern(
                     self.modern,

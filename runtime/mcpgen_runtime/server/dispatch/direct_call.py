@@ -40,7 +40,6 @@ from ..authoring.errors import ProtocolError
 from ..authoring.tool_definition import ToolDef
 from .handlers import protocol_error_answer, tool_result
 from .modern_serving import ModernServing, VersionServing, finished_result
-from .request_meta import meta_model
 from .tool_headers import annotated_parameters
 from .validation import source_of
 
@@ -83,14 +82,14 @@ def direct_plan(serving: ModernServing, method: str, params: JSONParams) -> Dire
     if type(version) is not str or version not in MODERN_VERSIONS or "progressToken" in meta:
         return None
     served = serving.version(version)
-    route = served.routes.get(TOOLS_CALL)
+    tools_call = served.tools_call
     tool = serving.server.tools.get(name)
-    if route is None or tool is None or tool.sig.context_param is not None:
+    if tools_call is None or tool is None or tool.sig.context_param is not None:
         return None
     if serving.tasks is not None and tool.task_support != "forbidden":
         return None
-    model = meta_model(route.params_type)
-    if model is None or serving.metas.get(model, meta) is None or annotated_parameters(tool.input_json_schema):
+    route, model = tools_call
+    if serving.metas.get(model, meta) is None or annotated_parameters(tool.input_json_schema):
         return None
     return DirectPlan(served, version, route, tool, arguments)
 

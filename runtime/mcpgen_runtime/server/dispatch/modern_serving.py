@@ -25,7 +25,7 @@ from ..authoring.registry import Registry
 from ..tasks.engine import TaskEngine
 from .generated import bindings_for, handlers_class, served_methods, stub_for
 from .handlers import Handlers, fit
-from .request_meta import ValidatedMetas
+from .request_meta import ValidatedMetas, meta_model
 from .request_state import RequestStateCodec
 from .validation import validated_result
 
@@ -39,7 +39,17 @@ class VersionServing:
     (``Registry.serving_key``) rather than per request: the version's bindings and handler class, the server
     capabilities fitted to it, the routes of the methods it serves, and its ``serverInfo``. Read only."""
 
-    __slots__ = ("bindings", "capabilities", "handlers", "key", "routes", "server_info", "server_info_valid", "stub")
+    __slots__ = (
+        "bindings",
+        "capabilities",
+        "handlers",
+        "key",
+        "routes",
+        "server_info",
+        "server_info_valid",
+        "stub",
+        "tools_call",
+    )
 
     def __init__(self, server: Registry, version: str, key: tuple[Any, ...]) -> None:
         self.key = key
@@ -51,6 +61,10 @@ class VersionServing:
             self.stub, self.handlers(cast(Any, _Probe(server))), self.capabilities, bool(server.completions)
         )
         self.routes: dict[str, Any] = {m: r for m, r in self.stub.SERVER_ROUTES.items() if m in served}
+        # tools/call's route and the model of its _meta, if served (what the direct lane reads per request).
+        route = self.routes.get("tools/call")
+        model = meta_model(route.params_type) if route is not None else None
+        self.tools_call: tuple[Any, type[BaseModel]] | None = (route, model) if model is not None else None
         info = {"name": server.name, "version": server.version, **({"title": server.title} if server.title else {})}
         self.server_info: dict[str, Any] = fit(self.bindings.Implementation, info)
         try:  # checked once here, so that a result built valid by the runtime (ValidResult) needs no validation
