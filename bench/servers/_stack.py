@@ -101,10 +101,17 @@ def httptools_protocol() -> type:
     return HttpToolsProtocol
 
 
-async def answer_lifespan(receive: Any, send: Any) -> None:
-    """The ASGI lifespan of this folder's plain apps (the bare app, the floor): startup and shutdown acknowledged
-    (uvicorn and granian run it), nothing run in between."""
-    while (message := await receive())["type"] != "lifespan.shutdown":
-        if message["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-    await send({"type": "lifespan.shutdown.complete"})
+def plain_app(handle: Any) -> Any:
+    """The ASGI app of this folder's plain servers (the bare app, the floor): ``handle(scope, receive, send)`` for
+    each HTTP request; the lifespan acknowledged (uvicorn and granian run it), nothing run in between."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (message := await receive())["type"] != "lifespan.shutdown":
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+        elif scope["type"] == "http":
+            await handle(scope, receive, send)
+
+    return app

@@ -17,12 +17,7 @@ HEAD = {"type": "http.response.start", "status": 200}
 JSON_RESPONSE = True  # set from --json-response
 
 
-async def app(scope, receive, send):  # type: ignore[no-untyped-def]
-    if scope["type"] == "lifespan":  # (bench_stacks.py serves the bare app with granian too, which runs it)
-        await _stack.answer_lifespan(receive, send)
-        return
-    if scope["type"] != "http":
-        return
+async def handle(scope, receive, send):  # type: ignore[no-untyped-def]
     body = b""
     while True:
         message = await receive()
@@ -47,6 +42,9 @@ async def app(scope, receive, send):  # type: ignore[no-untyped-def]
         )
     await send({"type": "http.response.body", "body": b"event: message\ndata: " + out + b"\n\n", "more_body": True})
     await send({"type": "http.response.body", "body": b""})
+
+
+app = _stack.plain_app(handle)  # (bench_stacks.py serves the bare app with granian too, which runs the lifespan)
 
 
 if __name__ == "__main__":

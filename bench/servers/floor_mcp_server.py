@@ -99,12 +99,7 @@ async def refuse(send: Any, code: int, message: str, request_id: Any = None, sta
     await answer(send, frame, status or HTTP_STATUS_OF_ERROR.get(code, 200))
 
 
-async def app(scope, receive, send):  # type: ignore[no-untyped-def]
-    if scope["type"] == "lifespan":  # (bench_stacks.py serves the bare app with granian too, which runs it)
-        await _stack.answer_lifespan(receive, send)
-        return
-    if scope["type"] != "http":
-        return
+async def handle(scope, receive, send):  # type: ignore[no-untyped-def]
     if scope["path"] != "/mcp" or scope["method"] != "POST":
         await refuse(send, ErrorCode.INVALID_REQUEST, "Not Found: POST /mcp only", status=404)
         return
@@ -172,6 +167,9 @@ async def app(scope, receive, send):  # type: ignore[no-untyped-def]
         await send({"type": "http.response.body", "body": sse_event(frame)})
     else:
         await answer(send, frame)
+
+
+app = _stack.plain_app(handle)
 
 
 if __name__ == "__main__":

@@ -249,8 +249,8 @@ _c_encode: Callable[[Any, int], Any] | None = None  # made on the first encode_f
 # dependency of the runtime on CPython. Only where it gives what json gives: a frame it refuses is read again by json
 # (which decides, and names the error), one with a run of 19 digits too (orjson reads an integer beyond 64 bits as a
 # float, json keeps it exact); an answer it cannot write, or writes with a null in it (orjson writes NaN and
-# Infinity as null, json refuses them), is written by json. What differs: a float's exponent is written without "+"
-# and leading zeros (1e16, not 1e+16: the same number), and a UUID or an Enum member is written (json refuses them).
+# Infinity as null, json refuses them), is written by json. What differs: some floats are written in another form of
+# the same number (1e16 for 1e+16, 0.00001 for 1e-05), and a UUID or an Enum member is written (json refuses them).
 _orjson: Any
 try:
     import orjson as _orjson
