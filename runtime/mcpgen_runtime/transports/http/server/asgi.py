@@ -32,7 +32,6 @@ __all__ = [
     "accepts",
     "host_and_port",
     "is_json",
-    "on_asyncio",
     "plain_text",
     "route_path",
     "running_loop",
@@ -153,11 +152,6 @@ def route_path(scope: Scope) -> str:
     if path == root:
         return ""
     return path[len(root) :] if path[len(root)] == "/" else path
-
-
-def on_asyncio() -> bool:
-    """Whether the running event loop is asyncio's (uvicorn's), where the cheaper paths of this server apply."""
-    return running_loop() is not None
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
