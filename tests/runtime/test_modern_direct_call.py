@@ -6,6 +6,7 @@ once with the lane and once without, over HTTP's path (``Server.serve_modern``) 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -175,3 +176,58 @@ async def test_over_a_stream_the_lane_answers_what_the_general_path_answers(
         direct = await stream_answers(build_server(), name, arguments)
     assert taken == [name, name]
     assert direct == general
+
+
+def _text(frame: bytes) -> tuple[Any, Any]:
+    """A lane answer's text (or error message) and serverInfo."""
+    message = json.loads(frame)
+    if "error" in message:
+        return message["error"]["message"], None
+    result = message["result"]
+    return result["content"][0]["text"], result["_meta"]["io.modelcontextprotocol/serverInfo"]
+
+
+async def test_the_lane_follows_what_changes_at_run_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lanes are derived once per tool and version (``direct_call.ToolLanes``): a tool replaced or removed, the
+    server renamed, and a resource added at run time are all seen by the next request, as the general path sees
+    them; a name no tool has is never kept."""
+    server = Server("lanes", version="1")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    async def ask(request_id: int, name: str = "echo") -> tuple[Any, Any]:
+        _, frame = await server.serve_modern(call(request_id, name, {"text": "hi"}), _Call())
+        return _text(frame)
+
+    with lane(monkeypatch, on=True) as taken:
+        async with server.running():
+            assert await ask(1) == ("hi", {"name": "lanes", "version": "1"})  # validates the _meta
+            assert await ask(2) == ("hi", {"name": "lanes", "version": "1"})
+
+            @server.tool(name="echo", replace=True)
+            async def shout(text: str) -> str:
+                """Echo, louder."""
+                return text.upper()
+
+            assert await ask(3) == ("HI", {"name": "lanes", "version": "1"})
+            server.version, server.title = "2", "Lanes"
+            assert await ask(4) == ("HI", {"name": "lanes", "version": "2", "title": "Lanes"})
+
+            @server.resource("test://r")
+            async def r() -> str:
+                """A resource."""
+                return "r"
+
+            assert await ask(5) == ("HI", {"name": "lanes", "version": "2", "title": "Lanes"})
+            for request_id in range(6, 26):
+                await ask(request_id, f"missing-{request_id}")  # not tools: the general path's error, never kept
+            serving = server._modern
+            assert serving is not None and isinstance(serving.lanes, direct_call.ToolLanes)
+            assert len(serving.lanes._lanes) == 1  # echo's, in 2026-07-28
+            server.remove_tool("echo")
+            message, _ = await ask(26)
+            assert message == "Method not found: tools/call"  # no tool left: tools/call is not served
+    assert taken == ["echo"] * 4  # 2 to 5; 26 found no tool (and 1 validated the _meta)

@@ -23,10 +23,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 class ValidResult(dict[str, Any]):
     """A result the runtime built itself in a shape that is valid, as it is, for the result model of every handshake
     era version (e.g. a tool's text answered as one text block): answered without validating it into the model and
-    dumping it again, which cost more than the rest of a small ``tools/call``. (The modern era answers a copy with
-    ``resultType`` and ``_meta`` serverInfo added, unvalidated too: both are valid by construction, serverInfo
-    checked once per version when it is cached.) Only for JSON the runtime fully controls; anything a user's code
-    returned goes through ``as_result``."""
+    dumping it again, which cost more than the rest of a small ``tools/call``. (The modern era adds ``resultType`` and
+    ``_meta`` serverInfo to it in place, unvalidated too: both are valid by construction, serverInfo checked once per
+    version when it is cached.) Only for JSON the runtime fully controls, built for one answer (never shared or
+    kept: it is finished in place); anything a user's code returned goes through ``as_result``."""
 
     __slots__ = ()
 

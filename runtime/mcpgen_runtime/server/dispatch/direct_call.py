@@ -30,38 +30,105 @@ off.
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ...jsonrpc.answers import failure_answer
 from ...jsonrpc.envelopes import JSONParams, Request, encode_frame, success_response
 from ...versions import MODERN_VERSIONS, PROTOCOL_VERSION_META, resource_not_found_code
 from ..authoring.errors import ProtocolError
+from ..authoring.registry import ToolTable
 from ..authoring.tool_definition import ToolDef
 from .handlers import protocol_error_answer, tool_result
 from .modern_serving import ModernServing, VersionServing, finished_result
 from .tool_headers import annotated_parameters
 from .validation import source_of
 
-__all__ = ["DirectPlan", "answer_direct", "direct_plan", "direct_result"]
+__all__ = ["DirectPlan", "ToolLane", "ToolLanes", "answer_direct", "direct_plan", "direct_result"]
 
 TOOLS_CALL: Final = "tools/call"
 _ABSENT: Final = object()
 
 
+class ToolLane:
+    """What the lane needs of one tool in one version, derived once (see ``ToolLanes``): the version's serving,
+    ``tools/call``'s route and the model of its ``_meta``, and the tool."""
+
+    __slots__ = ("meta_model", "route", "served", "tool", "version")
+
+    def __init__(self, served: VersionServing, version: str, route: Any, meta_model: Any, tool: ToolDef) -> None:
+        self.served, self.version, self.route, self.meta_model, self.tool = served, version, route, meta_model, tool
+
+
+class ToolLanes:
+    """The lanes derived so far, per (version, tool name), or None for a tool that may not take the lane: at most
+    one per modern version and registered tool, all dropped together when what they were derived from changes. Per
+    request that leaves a dict look-up and one comparison, where deriving the lane again cost about as much as the
+    rest of the lane's own work.
+
+    What a lane is derived from: the tools (``ToolTable.generation`` counts every tool added, replaced or removed,
+    which also decides whether ``tools/call`` is served at all), and the server's identity (``serverInfo``, in the
+    lane's ``VersionServing``); nothing else of ``Registry.serving_key`` reaches a ``tools/call``'s answer, so a
+    resource or prompt registered at run time keeps the lanes (their ``VersionServing`` is then an older one, equal
+    in all they read of it)."""
+
+    __slots__ = ("_key", "_lanes")
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._lanes: dict[tuple[str, str], ToolLane | None] = {}
+
+    def get(self, serving: ModernServing, version: str, name: str) -> ToolLane | None:
+        """The lane of the tool ``name`` in ``version`` (a modern version), or None."""
+        server = serving.server
+        tools = server.tools
+        if type(tools) is not ToolTable:  # a table that does not count its changes: derived every time
+            return _derived_lane(serving, version, name)
+        key = (tools.generation, server.name, server.version, server.title)
+        if key != self._key:
+            self._lanes.clear()
+            self._key = key
+        lanes = self._lanes
+        lane = lanes.get((version, name), _ABSENT)
+        if lane is _ABSENT:
+            lane = _derived_lane(serving, version, name)
+            if name in tools:  # bounded by the tools: a name no tool has is not kept
+                lanes[(version, name)] = lane
+        return cast("ToolLane | None", lane)
+
+
+def _derived_lane(serving: ModernServing, version: str, name: str) -> ToolLane | None:
+    served = serving.version(version)
+    tools_call = served.tools_call
+    tool = serving.server.tools.get(name)
+    if tools_call is None or tool is None or tool.sig.context_param is not None:
+        return None
+    if serving.tasks is not None and tool.task_support != "forbidden":
+        return None
+    if annotated_parameters(tool.input_json_schema):
+        return None
+    route, meta_model = tools_call
+    return ToolLane(served, version, route, meta_model, tool)
+
+
 class DirectPlan:
-    """A ``tools/call`` that may take the lane: its version's serving, route and tool, and its arguments."""
+    """A ``tools/call`` that may take the lane: its tool's lane, and its arguments."""
 
-    __slots__ = ("arguments", "route", "served", "tool", "version")
+    __slots__ = ("arguments", "lane")
 
-    def __init__(
-        self, served: VersionServing, version: str, route: Any, tool: ToolDef, arguments: dict[str, Any] | None
-    ) -> None:
-        self.served, self.version, self.route, self.tool, self.arguments = served, version, route, tool, arguments
+    def __init__(self, lane: ToolLane, arguments: dict[str, Any] | None) -> None:
+        self.lane, self.arguments = lane, arguments
+
+    @property
+    def tool(self) -> ToolDef:
+        return self.lane.tool
 
     @property
     def name(self) -> str:  # what validation.source_of names a result by
-        return self.tool.name
+        return self.lane.tool.name
+
+    def source(self) -> str:
+        """Whose result it is, for the error when it is not valid."""
+        return source_of(self.lane.route, self)
 
 
 def direct_plan(serving: ModernServing, method: str, params: JSONParams) -> DirectPlan | None:
@@ -76,34 +143,30 @@ def direct_plan(serving: ModernServing, method: str, params: JSONParams) -> Dire
         arguments = None
     elif type(arguments) is not dict:  # null too: the params model refuses it (-32602)
         return None
-    if type(name) is not str or type(meta) is not dict:
+    if type(name) is not str or type(meta) is not dict or "progressToken" in meta:
         return None
     version = meta.get(PROTOCOL_VERSION_META)
-    if type(version) is not str or version not in MODERN_VERSIONS or "progressToken" in meta:
+    if type(version) is not str or version not in MODERN_VERSIONS:
         return None
-    served = serving.version(version)
-    tools_call = served.tools_call
-    tool = serving.server.tools.get(name)
-    if tools_call is None or tool is None or tool.sig.context_param is not None:
+    lanes = serving.lanes
+    if lanes is None:
+        lanes = serving.lanes = ToolLanes()
+    lane = lanes.get(serving, version, name)
+    if lane is None or serving.metas.get(lane.meta_model, meta) is None:
         return None
-    if serving.tasks is not None and tool.task_support != "forbidden":
-        return None
-    route, model = tools_call
-    if serving.metas.get(model, meta) is None or annotated_parameters(tool.input_json_schema):
-        return None
-    return DirectPlan(served, version, route, tool, arguments)
+    return DirectPlan(lane, arguments)
 
 
 async def direct_result(plan: DirectPlan) -> dict[str, Any]:
     """The result of the request ``plan`` was made for; its JSON-RPC error raised, as the general path raises it."""
+    lane = plan.lane
     try:
-        outcome = await plan.tool.call(plan.arguments, None)
+        outcome = await lane.tool.call(plan.arguments, None)
     except ProtocolError as exc:
-        code = resource_not_found_code(plan.version)
-        raise protocol_error_answer(exc, "call_tool", plan.tool.name, code) from None
-    returned = tool_result(outcome, plan.served.bindings)
-    source = partial(source_of, plan.route, plan)
-    return finished_result(plan.served, plan.version, plan.route.result_type, returned, source)
+        code = resource_not_found_code(lane.version)
+        raise protocol_error_answer(exc, "call_tool", lane.tool.name, code) from None
+    returned = tool_result(outcome, lane.served.bindings)
+    return finished_result(lane.served, lane.version, lane.route.result_type, returned, plan.source)
 
 
 async def answer_direct(plan: DirectPlan, request: Request) -> tuple[dict[str, Any], bytes]:

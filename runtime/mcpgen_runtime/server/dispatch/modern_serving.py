@@ -90,7 +90,7 @@ class ModernServing:
     yielded for this run, and the codec of ``requestState`` (MRTR); one per run of the server (per connection over
     a stream), with each version's ``VersionServing`` cached for as long as what is registered stays the same."""
 
-    __slots__ = ("_versions", "lifespan_state", "metas", "middleware", "request_states", "server", "tasks")
+    __slots__ = ("_versions", "lanes", "lifespan_state", "metas", "middleware", "request_states", "server", "tasks")
 
     def __init__(
         self, server: Registry, middleware: Sequence[Middleware], lifespan_state: Any, request_states: RequestStateCodec
@@ -101,6 +101,9 @@ class ModernServing:
         self.metas = ValidatedMetas()  # the requests' _meta values validated so far (request_meta)
         # The server's task engine (a ``Server`` has one; a bare ``Registry`` served in tests has none: no tasks).
         self.tasks: TaskEngine | None = getattr(server, "task_engine", None)
+        # The direct lane's cache (``direct_call.ToolLanes``), made by the first request that may take it; kept
+        # here so that it lasts as long as what it was derived from.
+        self.lanes: Any = None
 
     def version(self, version: str) -> VersionServing:
         """``version``'s ``VersionServing``, rebuilt when a tool, resource, prompt, completion, hook or the
@@ -139,10 +142,10 @@ def finished_result(
 def completed_result(served: VersionServing, returned: ValidResult, result_type: str) -> dict[str, Any]:
     """``finished_result`` of a result the runtime built in a shape valid for every version (a tool's plain text),
     when what is added is valid too (serverInfo was checked when cached): answered as it is, like the legacy era
-    answers it; a copy, with ``resultType`` and ``_meta`` serverInfo."""
+    answers it, with ``resultType`` and ``_meta`` serverInfo added in place (a ``ValidResult`` is built for one
+    answer: ``ToolDef.call`` makes a new one per call, and nothing has seen it yet)."""
     server_info = served.server_info
-    data: dict[str, Any] = ValidResult(returned)
-    data["resultType"] = returned.get("resultType", result_type)
+    returned.setdefault("resultType", result_type)
     meta = returned.get("_meta")
-    data["_meta"] = {**meta, SERVER_INFO_META: server_info} if meta else {SERVER_INFO_META: server_info}
-    return data
+    returned["_meta"] = {**meta, SERVER_INFO_META: server_info} if meta else {SERVER_INFO_META: server_info}
+    return returned
