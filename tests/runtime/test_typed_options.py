@@ -51,7 +51,13 @@ def test_run_stdio_takes_only_its_limits() -> None:
 def test_the_mount_options_are_the_apps_but_path() -> None:
     from mcpgen_runtime.server.hosting.asgi import MountOptions
 
-    app_options = HTTPAppOptions.__optional_keys__ - {"path", "modern_handler", "lifespan", "on_started"}
+    app_options = HTTPAppOptions.__optional_keys__ - {
+        "path",
+        "modern_handler",
+        "modern_eager",
+        "lifespan",
+        "on_started",
+    }
     assert MountOptions.__optional_keys__ == app_options
 
 

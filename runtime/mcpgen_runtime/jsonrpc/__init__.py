@@ -11,6 +11,8 @@ Modules, bottom up:
 - ``inflight``: ``Admission``, how many incoming requests run at once, and back-pressure past that.
 - ``answers``: a request's pieces: ``Job`` (incoming), ``Pending`` (outgoing), ``call_handler`` (an outcome as an
   answer), the per-loop ``Primitives`` with ``TaskScope`` / ``TaskDeadline`` (asyncio's fast versions).
+- ``eager``: ``Started``, a request's handler started at once in the caller's task (answered untracked if it
+  finishes without suspending, adopted by the usual path if it suspends).
 - ``request_tasks``: ``RequestTasks``, the plain asyncio tasks incoming requests run in.
 - ``notification_queue``: ``NotificationQueue``, incoming notifications handled in order on one worker.
 - ``writer``: ``FrameWriter``, whole frames written one at a time.

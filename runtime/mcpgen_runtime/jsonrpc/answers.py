@@ -42,11 +42,13 @@ __all__ = [
     "Pending",
     "TaskDeadline",
     "TaskScope",
+    "anyio_scope",
     "call_handler",
     "deliver_response",
     "failure_answer",
     "ignore_notification",
     "method_not_found",
+    "result_answer",
 ]
 
 logger = logging.getLogger("mcpgen_runtime.jsonrpc.session")  # the session's log, where these were written
@@ -106,8 +108,13 @@ class TaskScope:
         task = self._task or asyncio.current_task(self._loop)
         assert task is not None, "TaskScope is entered in an asyncio task"
         self._task, self._cancelling = task, task.cancelling()
-        self._outer = _anyio_scope(task)
+        self._outer = anyio_scope(task)
         return self
+
+    def adopt_outer(self, outer: object) -> None:
+        """Look for shields inside ``outer`` rather than inside the task's innermost anyio scope at entry: for a
+        handler that started before the scope was entered (``eager.Started``), and may be in scopes of its own."""
+        self._outer = outer
 
     def cancel(self) -> None:
         if not self.cancel_called:
@@ -140,7 +147,7 @@ class TaskScope:
 _SHIELD_RECHECK: Final = 0.005
 
 
-def _anyio_scope(task: asyncio.Task[Any]) -> object:
+def anyio_scope(task: asyncio.Task[Any]) -> object:
     """The innermost anyio cancel scope ``task`` is in, from anyio's own bookkeeping (None when it has none, or when
     this anyio keeps it elsewhere: then shields are not seen)."""
     state = _ANYIO_TASK_STATES.get(task) if _ANYIO_TASK_STATES is not None else None
@@ -149,7 +156,7 @@ def _anyio_scope(task: asyncio.Task[Any]) -> object:
 
 def _shielded(task: asyncio.Task[Any], outer: object) -> bool:
     """Whether ``task`` is in a shielded anyio cancel scope entered since ``outer`` was its innermost one."""
-    scope = _anyio_scope(task)
+    scope = anyio_scope(task)
     while scope is not None and scope is not outer:
         if getattr(scope, "_shield", False):
             return True
@@ -190,18 +197,18 @@ def _check_shield_state() -> None:
 
 
 def _probe_shield_state(task: asyncio.Task[Any]) -> None:
-    outer = _anyio_scope(task)
+    outer = anyio_scope(task)
     require(not _shielded(task, outer), "a shield seen where none was entered")
     with anyio.CancelScope(shield=True) as shield:
-        require(_anyio_scope(task) is shield, "the task's innermost anyio scope is not where TaskScope looks")
+        require(anyio_scope(task) is shield, "the task's innermost anyio scope is not where TaskScope looks")
         require(_shielded(task, outer), "a shielded scope is not seen as shielded")
         with anyio.CancelScope() as inner:
-            require(_anyio_scope(task) is inner, "a nested anyio scope is not seen")
+            require(anyio_scope(task) is inner, "a nested anyio scope is not seen")
             require(_shielded(task, outer), "a shield around a nested scope is not seen (the parent link)")
             require(not _shielded(task, shield), "the walk does not stop at the scope it started from")
         with anyio.CancelScope():
             pass
-    require(_anyio_scope(task) is outer, "the task's scope after leaving the shield is not the one before")
+    require(anyio_scope(task) is outer, "the task's scope after leaving the shield is not the one before")
     with anyio.CancelScope():
         require(not _shielded(task, outer), "an unshielded scope is seen as shielded")
 
@@ -328,12 +335,18 @@ async def call_handler(
             result: Any = {}
         else:
             result = await handler(request.method, request.params, context)
-        if not isinstance(result, dict):
-            raise TypeError(f"request handler returned {type(result).__name__}, not dict")
-        message = success_response(request.id, result)
-        return message, encode_frame(message)
+        return result_answer(request, result)
     except Exception as exc:
         return failure_answer(request, exc)
+
+
+def result_answer(request: Request, result: Any) -> tuple[dict[str, Any], bytes]:
+    """The response to ``request`` whose handler returned ``result``, as (message, encoded frame); raises when it
+    cannot be one (not a dict, or not JSON), for ``failure_answer`` to answer."""
+    if not isinstance(result, dict):
+        raise TypeError(f"request handler returned {type(result).__name__}, not dict")
+    message = success_response(request.id, result)
+    return message, encode_frame(message)
 
 
 def failure_answer(request: Request, exc: Exception) -> tuple[dict[str, Any], bytes]:

@@ -10,7 +10,7 @@ so that this module needs nothing from ``session``. The typed MCP server and cli
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, TypeGuard
 
@@ -20,6 +20,7 @@ __all__ = [
     "CANCELLED",
     "PING",
     "PROGRESS",
+    "EagerHandler",
     "NotificationHandler",
     "OutgoingSession",
     "ProgressCallback",
@@ -36,6 +37,8 @@ CANCELLED: Final = "notifications/cancelled"
 PROGRESS: Final = "notifications/progress"
 
 RequestHandler = Callable[[str, JSONParams, "RequestContext"], Awaitable[dict[str, Any]]]
+EagerHandler = Callable[[str, JSONParams], Coroutine[Any, Any, dict[str, Any]] | None]
+"""A request's coroutine when it needs no ``RequestContext`` (else None): see ``Session.answer_eagerly``."""
 NotificationHandler = Callable[[str, JSONParams], Awaitable[None]]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 

@@ -19,6 +19,7 @@ import anyio
 
 from .answers import Job, JobScope, call_handler
 from .context import OutgoingSession, RequestContext, RequestHandler
+from .eager import Started
 from .envelopes import encode_frame
 from .incoming import IncomingRequests
 from .request_tasks import RequestTasks
@@ -130,15 +131,22 @@ class RequestRunner:
         if answers:
             await self._writer.send_frame(encode_frame(answers))
 
-    async def execute(self, job: Job) -> tuple[dict[str, Any], bytes] | None:
-        """Run one request's handler; the response as (message, encoded frame), or None if the peer cancelled it."""
+    async def execute(self, job: Job, started: Started | None = None) -> tuple[dict[str, Any], bytes] | None:
+        """Run one request's handler; the response as (message, encoded frame), or None if the peer cancelled it.
+        ``started``: its handler, started already (``eager``): it goes on in the request's scope."""
         request = job.request
         try:
             if job.scope.cancel_called:
+                if started is not None:
+                    started.close()
                 return None  # cancelled while it waited for the in-flight limit: never started
             with job.scope:
                 context = RequestContext(self._session, request.id, request.method, request.params)
-                response = await call_handler(self._handler, request, context, answer_pings=self._answer_pings)
+                handler = self._handler
+                if started is not None:
+                    started.adopted_by(job.scope)
+                    handler = started.handler
+                response = await call_handler(handler, request, context, answer_pings=self._answer_pings)
         finally:
             # Forget the id before answering, so the peer may reuse it as soon as it has the answer.
             self._incoming.forget(job)

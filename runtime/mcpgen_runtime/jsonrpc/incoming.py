@@ -42,6 +42,10 @@ class IncomingRequests:
         self._scopes[request.id] = scope
         return Job(request, scope)
 
+    def holds(self, request_id: RequestId) -> bool:
+        """Whether a request of that id is in flight (a request of the same id would be a duplicate)."""
+        return request_id in self._scopes
+
     def forget(self, job: Job) -> None:
         """The job is answered (or will never be): its id may be used again."""
         if self._scopes.get(job.request.id) is job.scope:

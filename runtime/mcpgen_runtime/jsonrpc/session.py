@@ -28,20 +28,31 @@ import functools
 import logging
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import anyio
 from anyio.abc import TaskGroup
 
-from .answers import ANYIO, Job, Primitives, TaskScope, ignore_notification, method_not_found
+from .answers import (
+    ANYIO,
+    Job,
+    Primitives,
+    TaskScope,
+    failure_answer,
+    ignore_notification,
+    method_not_found,
+    result_answer,
+)
 from .context import (
     CANCELLED,
+    EagerHandler,
     NotificationHandler,
     ProgressCallback,
     RequestContext,
     RequestHandler,
     SessionClosedError,
 )
+from .eager import Started, first_step
 from .envelopes import (
     Batch,
     Decoded,
@@ -99,6 +110,7 @@ class Session:
         cancel_send_timeout: float = 5.0,
         max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
+        eager_handler: EagerHandler | None = None,
     ) -> None:
         """``allow_batches`` is for MCP 2025-03-26 only (the one version with JSON-RPC batches).
         ``shutdown_grace``: after the peer stops sending, how long running handlers may still finish and answer
@@ -106,6 +118,9 @@ class Session:
         ``max_requests_in_flight``: incoming requests handled at once (a batch counts its requests); as many more
         wait, read but not started, and beyond that the session stops reading until one finishes.
         ``max_batch_size``: messages in one batch; a longer batch is refused whole (-32600, id null).
+        ``eager_handler``: for ``answer_eagerly``, the coroutine of a request the handler's owner can answer
+        without a ``RequestContext`` (None for any other request); what it answers must be what
+        ``request_handler`` would.
         """
         self._stream = stream
         # A transport with a task per incoming request may hand requests over directly (streams.Dispatcher).
@@ -128,6 +143,9 @@ class Session:
             closing=lambda: self._closing,
         )
         self._incoming = IncomingRequests()
+        self._eager_handler = eager_handler
+        self._eager_ok = False  # set once running with TaskScope (see answer_eagerly)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop it runs on, when eager_ok
         self._work = SessionWork(self._admission)
         self._runner = RequestRunner(
             self,
@@ -252,6 +270,10 @@ class Session:
                     if primitives.inline_scope is TaskScope:
                         # A session runs on one loop: its requests' scopes need not look it up (a system call each).
                         self._incoming.inline_scope = functools.partial(TaskScope, loop=loop)
+                        # A handler started before its scope is entered is adopted by a TaskScope (eager.Started);
+                        # not by an anyio.CancelScope, which must be left after the scopes entered inside it.
+                        self._eager_ok = self._eager_handler is not None
+                        self._loop = loop
                 self._notifications.start_with(self._work.spawn)  # its worker starts with the first notification
                 if self._set_dispatcher is not None:
                     self._set_dispatcher(self)
@@ -334,24 +356,61 @@ class Session:
             self._runner.submit(outcome)
         return True
 
-    async def answer_inline(self, request: Request) -> tuple[dict[str, Any], bytes] | bool:
+    def answer_eagerly(self, request: Request) -> tuple[dict[str, Any], bytes] | Started | None:
+        """For a transport that carries the answer itself (the streamable HTTP server's JSON POST), before it sets
+        anything up for the request: its handler's first step run at once, untracked (see ``eager``), when the
+        ``eager_handler`` takes it. The answer as (message, encoded frame) when that finished it; a ``Started`` when
+        it suspended, which the caller hands to ``answer_inline`` before it awaits anything (the request is then
+        tracked as if from the start: nothing else has run since); None, with nothing done, for the usual path."""
+        admission = self._admission
+        if (
+            not self._eager_ok
+            or self._work.tg is None
+            or self._closing
+            or admission.waiting
+            or admission.running >= admission.limit
+            or self._incoming.holds(request.id)  # a duplicate id: the usual path answers it
+        ):
+            return None
+        assert self._eager_handler is not None
+        coro = self._eager_handler(request.method, request.params)
+        if coro is None:
+            return None
+        task = asyncio.current_task(self._loop)
+        assert task is not None  # _eager_ok: in a task on asyncio
+        try:
+            done, outcome = first_step(coro, task)
+            if not done:
+                return cast(Started, outcome)
+            return result_answer(request, outcome)
+        except Exception as exc:
+            return failure_answer(request, exc)
+
+    async def answer_inline(
+        self, request: Request, started: Started | None = None
+    ) -> tuple[dict[str, Any], bytes] | bool:
         """``dispatch_now(request, inline=True)`` for a transport that carries the answer itself (the streamable HTTP
         server's POST): the answer is returned, as (message, encoded frame), instead of written to the stream, which
         saves the write lock and the stream's routing of a frame it would only hand back to the same request. True
         when taken with nothing to answer (cancelled by the peer; a duplicate id, answered through the stream as
         the receive loop would); False, with nothing done, as for ``dispatch_now``. The in-flight slot is free again
-        when this returns: the caller hands the answer on before it awaits anything."""
+        when this returns: the caller hands the answer on before it awaits anything. ``started``: the request's
+        handler, started by ``answer_eagerly`` (which checked what is checked here, with nothing run since)."""
         admission = self._admission
-        if self._work.tg is None or self._closing or admission.waiting or admission.running >= admission.limit:
+        if started is None and (
+            self._work.tg is None or self._closing or admission.waiting or admission.running >= admission.limit
+        ):
             return False
         outcome = self._incoming.accept(request, True)
         if not isinstance(outcome, Job):
+            if started is not None:
+                started.close()
             self._answer_now(outcome)
             return True
         runner = self._runner
         runner.begin_inline(outcome)  # synchronous steps around execute: one coroutine less per request
         try:
-            answer = await runner.execute(outcome)
+            answer = await runner.execute(outcome, started)
         except Exception:
             logger.exception("internal error in a session task")
             return True

@@ -356,7 +356,10 @@ def create_app() -> Any:
 
     app_factory = ScaleOut(settings, around=server.running, on_started=[start_worker])
     return app_factory(
-        server.serve_stream, modern_handler=server.serve_modern, allowed_hosts=allowed_hosts_for("", extra)
+        server.serve_stream,
+        modern_handler=server.serve_modern,
+        modern_eager=server.start_modern,
+        allowed_hosts=allowed_hosts_for("", extra),
     )
 
 

@@ -14,14 +14,16 @@ task engine (``tasks.engine.TaskEngine``, ``Server.task_engine``) in which the c
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 
+from ..jsonrpc.eager import Started, first_step
 from ..jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ..jsonrpc.streams import MessageStream
 from ..task_store import InMemoryTaskStore, TaskStore
@@ -267,6 +269,28 @@ class Server(Registry, Generic[StateT]):
         async with self.running() as state:
             return await answer_http(self._modern_serving(state), request, call, self.connections)
 
+    def start_modern(self, request: Request, task: asyncio.Task[Any]) -> tuple[dict[str, Any], bytes] | Started | None:
+        """The transport's ``ModernEager`` (beside ``serve_modern``): a request of the direct lane (``direct_call``)
+        started at once in ``task``, its HTTP request's, inside this server's run: its response as (message, frame)
+        when it finished without suspending; a ``Started`` when it suspended (it leaves the run when it ends); None,
+        with nothing done, for any other request (``serve_modern`` serves it) or when the server is not running."""
+        lifespan = self._lifespan
+        if not lifespan.join_running():
+            return None
+        try:
+            plan = direct_plan(self._modern_serving(lifespan.state), request.method, request.params)
+        except BaseException:
+            lifespan.leave()
+            raise
+        if plan is None:
+            lifespan.leave()
+            return None
+        # The run is left when the request ends: at once if its first step finished it, else when it finishes.
+        outcome: tuple[dict[str, Any], bytes] | Started = first_step(
+            _in_run(lifespan, answer_direct(plan, request)), task
+        )[1]
+        return outcome
+
     def _modern_serving(self, state: Any) -> ModernServing:
         """The ``ModernServing`` of the run in progress: one per run (its lifespan state) and ``requestState``
         codec (a scaled-out worker replaces the codec once it starts), so that what it caches per version is
@@ -346,6 +370,7 @@ class Server(Registry, Generic[StateT]):
                 port,
                 app_factory=app_factory,
                 modern_handler=self.serve_modern,
+                modern_eager=self.start_modern,
                 task_status=task_status,
                 **bound,
             )
@@ -405,6 +430,17 @@ class Server(Registry, Generic[StateT]):
         from .hosting.asgi import MCPApp  # only mounted servers need starlette
 
         return MCPApp(self, **options)
+
+
+_T = TypeVar("_T")
+
+
+async def _in_run(lifespan: LifespanRunner[Any], answering: Awaitable[_T]) -> _T:
+    """``answering``, inside the run ``lifespan`` was joined for (``join_running``), which it leaves when done."""
+    try:
+        return await answering
+    finally:
+        lifespan.leave()
 
 
 async def start_scaled_worker(server: Server[Any], app: ScaleOutWorker, settings: ScaleOutSettings) -> None:

@@ -33,7 +33,7 @@ The two eras (MCP 2026-07-28 basic/versioning), on any connection:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final, cast
 
@@ -273,6 +273,7 @@ class ServerConnection:
             answer_pings=False,  # answered in _on_request: ping is not a method of the modern era
             max_requests_in_flight=max_requests_in_flight,
             max_batch_size=max_batch_size,
+            eager_handler=self._eager_call,
         )
         self.listeners = Listeners(server, lambda: self.session)
 
@@ -331,6 +332,15 @@ class ServerConnection:
             returned = await handler(typed, Context(self, request))
             return self._validated(route, returned, lambda: source_of(route, typed))
         return await run_request(self.middleware, self, method, params, request, self._route, self._finish)
+
+    def _eager_call(self, method: str, params: JSONParams) -> Coroutine[Any, Any, dict[str, Any]] | None:
+        """The session's ``eager_handler``: the coroutine of a legacy ``tools/call`` that takes the lane below (what
+        ``_on_request`` would run for it, needing no ``RequestContext``), else None."""
+        if method != TOOLS_CALL:
+            return None
+        bound = self._bound_routes.get(method)
+        plain = self._plain_tool(params) if bound is not None else None
+        return self._call_plain_tool(bound[0], *plain) if bound is not None and plain is not None else None
 
     def _plain_tool(self, params: JSONParams) -> tuple[ToolDef, dict[str, Any] | None] | None:
         """The tool and arguments of a ``tools/call`` that needs nothing of the general dispatch (see

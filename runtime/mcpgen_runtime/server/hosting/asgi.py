@@ -28,6 +28,7 @@ from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
 from typing_extensions import Unpack
 
+from ...jsonrpc.eager import Started
 from ...jsonrpc.envelopes import Request
 from ...jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ...jsonrpc.streams import MessageStream
@@ -57,6 +58,10 @@ class MountableServer(Protocol):
 
     async def serve_modern(self, request: Request, call: ModernCall) -> ModernAnswer:
         """One modern request, as one call (``transports.http.server.modern.ModernHandler``)."""
+        ...
+
+    def start_modern(self, request: Request, task: asyncio.Task[Any]) -> ModernAnswer | Started | None:
+        """A modern request started at once, if it can be (``transports.http.server.modern.ModernEager``)."""
         ...
 
     def running(self) -> AbstractAsyncContextManager[Any]:
@@ -93,7 +98,13 @@ class MCPApp:
         bind = getattr(server, "http_auth_options", None)  # binds auth= to the server's tool scopes
         if bind is not None:
             bound = bind(bound)
-        self.http = StreamableHTTPApp(self._handler, modern_handler=server.serve_modern, path=_INNER_PATH, **bound)
+        self.http = StreamableHTTPApp(
+            self._handler,
+            modern_handler=server.serve_modern,
+            modern_eager=server.start_modern,
+            path=_INNER_PATH,
+            **bound,
+        )
         # Serves the lifespan protocol when this app is the top-level one (starlette's Router does it right).
         self._lifespan_router = Router(lifespan=lambda _app: self.running())
         self._depth = 0  # nested `running()` entries; the outermost one owns the task group

@@ -86,9 +86,11 @@ from .legacy import (
 from .modern import (
     DEFAULT_MAX_LISTEN_STREAMS,
     LEGACY_VERSIONS,
+    ModernEager,
     ModernEra,
     ModernExchange,
     ModernHandler,
+    ModernJSONAnswer,
     is_modern,
     method_not_served,
     names_modern_version,
@@ -125,7 +127,7 @@ DEFAULT_MAX_REQUESTS_IN_FLIGHT_TOTAL: Final = 1000
 LOCAL_HOSTS: Final = ("localhost", "127.0.0.1", "::1")
 METHODS: Final = ("GET", "POST", "DELETE")
 
-_AnyAnswer = LegacyAnswer | ModernExchange
+_AnyAnswer = LegacyAnswer | ModernExchange | ModernJSONAnswer
 
 
 class StreamableHTTPApp:
@@ -142,6 +144,7 @@ class StreamableHTTPApp:
         handler: ConnectionHandler,
         *,
         modern_handler: ModernHandler = method_not_served,
+        modern_eager: ModernEager | None = None,
         path: str = "/mcp",
         json_response: bool = False,
         allowed_hosts: Collection[str] | None = None,
@@ -167,6 +170,8 @@ class StreamableHTTPApp:
         """Options (every limit and timeout has a default; sizes in bytes, times in seconds):
 
         - ``modern_handler`` (``modern.method_not_served``: -32601): serves each modern request, as one call.
+        - ``modern_eager`` (None): starts the modern requests it can at once, before an exchange is made for them
+          (``modern.ModernEager``; ``Server.start_modern``, beside ``Server.serve_modern``).
         - ``json_response`` (False): answer request POSTs with one JSON body instead of an SSE stream (server->client
           messages then all travel on the GET stream; nothing is resumable; a modern request's notifications are
           dropped, except on ``subscriptions/listen`` streams, which are always SSE).
@@ -251,6 +256,7 @@ class StreamableHTTPApp:
             json_response=json_response,
             ping_interval=ping_interval,
             max_listen_streams=max_listen_streams,
+            eager=modern_eager,
         )
         self.path = path
         # The same endpoint as a starlette app, for code that drives it as one (its router's lifespan_context is
@@ -481,6 +487,7 @@ class HTTPAppOptions(EndpointOptions, total=False):
     fails in mypy, and at run time with a TypeError naming it."""
 
     modern_handler: ModernHandler
+    modern_eager: ModernEager | None
     path: str
     lifespan: Callable[[], AbstractAsyncContextManager[object]] | None
     on_started: Sequence[Callable[[StreamableHTTPApp], Awaitable[None]]]

@@ -20,11 +20,12 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 from anyio.abc import TaskGroup
 
+from ....jsonrpc.eager import Started
 from ....jsonrpc.envelopes import ErrorCode, Request, RequestId
 from .asgi import JSON, SSE, Answer, DisconnectWatch, HTTPRequest, accepts, running_loop
 from .auth import AUTH_OWNER_KEY
@@ -289,7 +290,15 @@ class LegacyEra:
             await session.cancel_notified(items)
             return Answer(status=202, headers=session_headers(session))
         if self.json_response:
-            return await self._json(request, session, body, ids, single, items)
+            started = None
+            if single is not None:
+                # A plain tool's call usually finishes without suspending: then it is answered before anything
+                # (its stream, the disconnect watch, its tracking in the session) is set up for it.
+                eager = session.answer_eagerly(single)
+                if type(eager) is tuple:
+                    return Answer(eager[1], 200, session_headers(session), media_type=JSON)
+                started = cast(Started | None, eager)
+            return await self._json(request, session, body, ids, single, items, started)
 
         stream = session.open_stream(
             ids, sse=True, batch=single is None, stored=self.event_store is not None, http_scope=request.scope
@@ -323,8 +332,11 @@ class LegacyEra:
         ids: list[RequestId],
         single: Request | None,
         items: Any,
+        started: Started | None = None,
     ) -> LegacyAnswer:
-        """The requests ``ids`` of a POST answered with one JSON body (``single``: the body is that one request)."""
+        """The requests ``ids`` of a POST answered with one JSON body (``single``: the body is that one request;
+        ``started``: its handler, started by ``answer_eagerly``, handed to the session before anything is
+        awaited)."""
         stream = session.open_stream(ids, sse=False, batch=single is None, stored=False, http_scope=request.scope)
         channel = stream.attach()
 
@@ -334,11 +346,11 @@ class LegacyEra:
         watch = DisconnectWatch(request.receive, gone, self._loop)
         if self._loop is None:
             async with watch:
-                answered = await self._answered(session, stream, channel, watch, body, single, items)
+                answered = await self._answered(session, stream, channel, watch, body, single, items, started)
         else:  # entered without ``async with``, whose two coroutines were most of the watch's cost
             watch.start()
             try:
-                answered = await self._answered(session, stream, channel, watch, body, single, items)
+                answered = await self._answered(session, stream, channel, watch, body, single, items, started)
             finally:
                 watch.stop()
         if answered is None:
@@ -363,11 +375,12 @@ class LegacyEra:
         body: bytes,
         single: Request | None,
         items: Any,
+        started: Started | None,
     ) -> bytes | bool | None:
         """``_json``'s requests handled: the answer's frame when it came back at once, else True once the channel is
         closed (the answers are on it); None when the session ended before they could be delivered."""
         # With one request the handler usually runs right here, and its answer comes back (or is queued).
-        answered = await session.answer_inline(stream, single) if single is not None else False
+        answered = await session.answer_inline(stream, single, started) if single is not None else False
         if answered is False:
             try:
                 await session.deliver(body, stream, single, inline=True)

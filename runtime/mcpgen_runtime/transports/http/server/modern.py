@@ -32,13 +32,14 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 import anyio
 from anyio.abc import TaskGroup
 from starlette.types import Receive, Scope, Send
 
 from ....jsonrpc.answers import ANYIO_SHIELD_STATE, JobScope, TaskScope
+from ....jsonrpc.eager import Started
 from ....jsonrpc.envelopes import (
     ErrorCode,
     Notification,
@@ -73,9 +74,11 @@ __all__ = [
     "LEGACY_VERSIONS",
     "ModernAnswer",
     "ModernCall",
+    "ModernEager",
     "ModernEra",
     "ModernExchange",
     "ModernHandler",
+    "ModernJSONAnswer",
     "decode_header_value",
     "header_problem",
     "is_modern",
@@ -151,6 +154,13 @@ ModernAnswer = tuple[dict[str, Any], bytes]
 gives both)."""
 
 
+ModernEager = Callable[[Request, "asyncio.Task[Any]"], "ModernAnswer | Started | None"]
+"""Starts a modern request at once, in the HTTP request's task (given), before an exchange is made for it: its
+answer when its handler finished without suspending; a ``jsonrpc.eager.Started`` when it suspended (the exchange then
+goes on with it); None, with nothing done, for a request the handler serves the usual way. ``server.Server``'s
+``start_modern`` is one (the requests of its direct lane)."""
+
+
 class ModernHandler(Protocol):
     """Serves one modern request as one call: ``request`` (validated by the transport: one request, its ``_meta``
     and routing headers present and agreeing) and its ``call`` (what it may use of the HTTP exchange) in, the
@@ -185,6 +195,18 @@ async def _send_json(scope: Scope, receive: Receive, send: Send, message: dict[s
 _JSON_CONTENT_TYPE: Final = (b"content-type", JSON.encode("latin-1"))
 
 
+class ModernJSONAnswer:
+    """The ASGI response of a modern request answered when it was started (``ModernEager``): its JSON."""
+
+    __slots__ = ("frame", "message")
+
+    def __init__(self, message: dict[str, Any], frame: bytes) -> None:
+        self.message, self.frame = message, frame
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _send_json(scope, receive, send, self.message, self.frame)
+
+
 class ModernExchange:
     """The ASGI response to one modern request POST, and the ``ModernCall`` its handler is given (one object per
     request): calls the ``ModernHandler`` in this HTTP request's task and answers with JSON, or with an SSE stream
@@ -209,6 +231,7 @@ class ModernExchange:
         "_request",
         "_send",
         "_spawn",
+        "_started",
         "_writer",
         "notified",
         "request_id",
@@ -217,9 +240,19 @@ class ModernExchange:
     )
 
     def __init__(
-        self, era: ModernEra, handler: ModernHandler, request: Request, scope: Scope, *, streams: bool, listen: bool
+        self,
+        era: ModernEra,
+        handler: ModernHandler,
+        request: Request,
+        scope: Scope,
+        *,
+        streams: bool,
+        listen: bool,
+        started: Started | None = None,
     ) -> None:
+        """``started``: the handler, started already by the era's ``ModernEager``: it goes on in the exchange."""
         self._era, self._handler, self._request, self._listen = era, handler, request, listen
+        self._started = started
         self.scope: Scope = scope
         self.request_id: RequestId = request.id
         self.streams = streams
@@ -343,9 +376,16 @@ class ModernExchange:
         cancel = self._cancel
         assert cancel is not None
         answer: ModernAnswer | None = None
+        started, self._started = self._started, None
         with cancel:
             try:
-                if not self._ended:
+                if started is not None:
+                    started.adopted_by(cancel)
+                    if self._ended:
+                        started.close()
+                    else:
+                        answer = await started.handler()
+                elif not self._ended:
                     answer = await self._handler(self._request, self)
             except Exception:
                 logger.exception("the handler of a modern HTTP request failed")
@@ -411,10 +451,14 @@ class ModernEra:
         json_response: bool,
         ping_interval: float,
         max_listen_streams: int,
+        eager: ModernEager | None = None,
     ) -> None:
+        """``eager``: starts the requests it can at once (see ``ModernEager``); used on asyncio with ``TaskScope``
+        (which a handler started before the scope is entered can be adopted by)."""
         if max_listen_streams < 1:
             raise ValueError("max_listen_streams must be at least 1")
         self._handler, self._budget = handler, budget
+        self._eager = eager
         self._json_response, self.ping_interval = json_response, ping_interval
         self.max_listen_streams = max_listen_streams
         self.listening = 0  # subscriptions/listen streams open
@@ -425,7 +469,7 @@ class ModernEra:
         for exchange in list(self.exchanges):
             exchange.end()
 
-    def post(self, scope: Scope, request: HTTPRequest, decoded: Any) -> Answer | ModernExchange:
+    def post(self, scope: Scope, request: HTTPRequest, decoded: Any) -> Answer | ModernJSONAnswer | ModernExchange:
         """The answer to a modern POST whose body is one well-formed JSON-RPC message (``decoded``)."""
         if isinstance(decoded, Notification):
             return Answer(status=202)  # accepted and dropped (see the module docstring)
@@ -446,10 +490,24 @@ class ModernEra:
         elif self._budget.used + 1 > self._budget.limit:
             message = f"Too many requests in flight: the server handles at most {int(self._budget.limit)} at once"
             return _error(503, TOO_MANY_REQUESTS_IN_FLIGHT, message, decoded.id, {"Retry-After": "1"})
-        else:
+        started: Started | None = None
+        if not listen:
+            if self._eager is not None and ANYIO_SHIELD_STATE.active and (task := running_task()) is not None:
+                # A request the handler finishes without suspending is answered before anything is set up for it
+                # (its exchange, cancel scope and disconnect watch): none of them can matter to it.
+                eager = self._eager(decoded, task)
+                if type(eager) is tuple:
+                    return ModernJSONAnswer(*eager)
+                started = cast("Started | None", eager)
             self._budget.used += 1
         exchange = ModernExchange(
-            self, self._handler, decoded, scope, streams=listen or not self._json_response, listen=listen
+            self,
+            self._handler,
+            decoded,
+            scope,
+            streams=listen or not self._json_response,
+            listen=listen,
+            started=started,
         )
         self.exchanges.add(exchange)
         return exchange

@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import anyio
 
+from ....jsonrpc.eager import Started
 from ....jsonrpc.envelopes import (
     ErrorResponse,
     Notification,
@@ -145,7 +146,8 @@ class HTTPSessionStream:
         self._queued = 0  # POST bodies delivered but not received yet
         # The reader of this stream (a jsonrpc Session) when it takes requests directly: see deliver.
         self._dispatcher: Dispatcher | None = None
-        self._answerer: Callable[[Request], Awaitable[tuple[dict[str, Any], bytes] | bool]] | None = None
+        self._answerer: Callable[..., Awaitable[tuple[dict[str, Any], bytes] | bool]] | None = None
+        self._eager: Callable[[Request], tuple[dict[str, Any], bytes] | Started | None] | None = None
         self.by_id: dict[RequestId, ResponseStream] = {}  # the requests in flight, by id
         self._streams: dict[str, ResponseStream] = {}  # the POST streams not done yet, by stream id
         self._stream_count = 0
@@ -206,6 +208,7 @@ class HTTPSessionStream:
     def set_dispatcher(self, dispatcher: Dispatcher | None) -> None:
         self._dispatcher = dispatcher
         self._answerer = getattr(dispatcher, "answer_inline", None)  # a jsonrpc Session's: see answer_inline
+        self._eager = getattr(dispatcher, "answer_eagerly", None)  # and see answer_eagerly
 
     async def aclose(self) -> None:
         self.terminate()
@@ -330,19 +333,35 @@ class HTTPSessionStream:
                 _current_stream.reset(token)
         await self.inject(body, stream)
 
-    async def answer_inline(self, stream: ResponseStream, request: Request) -> bytes | bool:
+    def answer_eagerly(self, request: Request) -> tuple[dict[str, Any], bytes] | Started | None:
+        """Before a JSON POST's stream is opened: its one request answered at once by the session's reader, when its
+        handler needs nothing of the stream and finishes without suspending (``jsonrpc.Session.answer_eagerly``):
+        the answer as (message, frame), which the caller sends itself (nothing of the session tracks it). A
+        ``Started`` when the handler suspended: the caller opens the stream and hands it to ``answer_inline``
+        before it awaits anything. None, with nothing done, for the usual path. Only where ``answer_inline``
+        would take the request."""
+        eager = self._eager
+        if eager is None or self._queued or self.terminated or self.mirror is not None:
+            return None
+        return eager(request)
+
+    async def answer_inline(
+        self, stream: ResponseStream, request: Request, started: Started | None = None
+    ) -> bytes | bool:
         """``deliver(body, stream, request, inline=True)`` where the session's reader is a ``jsonrpc.Session`` (and
         no ``mirror`` stands between): the handler runs in the calling task and its answer comes back here, to be
         put on ``stream`` directly (not written to the session's stream and routed back by ``send_message``). False,
         with nothing done, when the request must be delivered the usual way instead; True when done; the answer's
         frame when it is the whole of ``stream``, a JSON answer to this one request (now done), which the caller
-        sends itself: it is not queued on the stream's connection."""
+        sends itself: it is not queued on the stream's connection. ``started``: the handler, started by
+        ``answer_eagerly`` (which checked what is checked here, with nothing run since)."""
         answerer = self._answerer
-        if answerer is None or self._queued or self.terminated or self.mirror is not None:
+        if started is None and (answerer is None or self._queued or self.terminated or self.mirror is not None):
             return False
+        assert answerer is not None
         token = _current_stream.set(stream)
         try:
-            answer = await answerer(request)
+            answer = await answerer(request, started)
         finally:
             _current_stream.reset(token)
         if isinstance(answer, tuple):
