@@ -9,8 +9,9 @@ and 2. one request is in flight at a time. Three comparisons:
    `initialize`; 2026-07-28 with no initialize and `_meta` on every request) and both sequentially and with
    ``--concurrency`` (16) requests pipelined. Targets: 2026-07-28 >= 3x the official server's req/s, 2025-11-25
    >= 2x, p99 no worse; our 2026-07-28 >= 0.9x our 2025-11-25 (sequential and pipelined; measured apart, in
-   alternating runs of at least 10,000 and 50,000 calls, about a second each). Whether the official
-   stdio server serves 2026-07-28 at all is checked first and printed (if not, its modern cells are left out).
+   alternating runs of at least 10,000 and 50,000 calls, about a second each, at least 5 per era). Whether the
+   official stdio server serves 2026-07-28 at all is checked first and printed (if not, its modern cells are left
+   out).
 2. Clients ("the typed client >= 2x the official client against the same servers"): mcpgen's typed client
    (`Client.connect_stdio` + the generated `ClientStub.call_tool`) and the official client (`mcp.ClientSession` over
    `mcp.client.stdio.stdio_client`, `session.call_tool`) each drive each server; the ratio is taken per server, the
@@ -50,6 +51,7 @@ WARMUP = 200
 VERSION = "2025-11-25"
 LEGACY_TARGET, MODERN_TARGET, MODERN_OF_LEGACY = 2.0, 3.0, 0.9  # ours/SDK per era; our modern / our legacy
 ERA_RUN_CALLS = (10_000, 50_000)  # at least, per run of our two eras against each other: sequential, pipelined
+ERA_RUNS = 5  # at least, per era: the median of 5 (one slow run in 3 moved a median by 5 %)
 
 # A run: latencies in seconds of the timed calls, CPU seconds of this process over them, and the wall time of the
 # timed part when calls overlapped (None for sequential calls: then the latencies add up to it).
@@ -271,7 +273,7 @@ def main() -> None:
         how = "sequential" if in_flight == 1 else f"{in_flight} in flight"
         era_calls = max(calls, ERA_RUN_CALLS[in_flight > 1])
         runs: dict[str, list[Run]] = {MODERN: [], LEGACY: []}
-        for index in range(repeat):
+        for index in range(max(repeat, ERA_RUNS)):
             for era in (MODERN, LEGACY) if index % 2 == 0 else (LEGACY, MODERN):
                 runs[era].append(measure_raw(ours_script, era_calls, era, in_flight))
         modern, legacy = stats_of(runs[MODERN])["rps"], stats_of(runs[LEGACY])["rps"]
