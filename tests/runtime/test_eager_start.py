@@ -9,7 +9,7 @@ how often each outcome happened is counted, so a start that never happens fails 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,7 +18,7 @@ import httpx2
 import pytest
 from support.legacy_http import answer_of, legacy_session
 from support.servers import serving_server
-from support.tool_zoo import TOOL_CALLS, tool_zoo
+from support.tool_zoo import MODERN, MODERN_META, TOOL_CALLS, tool_zoo
 
 from mcpgen_runtime.jsonrpc import eager as eager_module
 from mcpgen_runtime.jsonrpc import session as session_module
@@ -29,12 +29,6 @@ from mcpgen_runtime.server.dispatch.connection import ServerConnection
 
 pytestmark = pytest.mark.anyio
 
-MODERN = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "eager", "version": "1"},
-}
 EAGER = ANYIO_SHIELD_STATE.active  # off in safe mode
 
 
@@ -77,14 +71,15 @@ def legacy_call(request_id: int, name: str, arguments: dict[str, Any] | None) ->
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
-CASES = [*TOOL_CALLS, ("later", {"a": 5})]
+Case = tuple[str, dict[str, Any] | None]
+CASES: list[Case] = [*TOOL_CALLS, ("later", {"a": 5})]
 # What a case's first step does: the sync tool runs in a thread, `later` sleeps: both suspend.
 SUSPENDS = {"blocking", "later"}
 # A ProtocolError raised in the first step (answered as the request's error): neither finished nor suspended.
 RAISES = {"protocol", "missing"}
 
 
-async def legacy_answers(cases: list[tuple[str, dict[str, Any] | None]]) -> list[Any]:
+async def legacy_answers(cases: list[Case]) -> list[Any]:
     found = []
     async with legacy_session(build_server(), json_response=True) as (client, url, headers):
         for request_id, (name, arguments) in enumerate(cases, start=1):
@@ -93,26 +88,35 @@ async def legacy_answers(cases: list[tuple[str, dict[str, Any] | None]]) -> list
     return found
 
 
-async def test_legacy_json_posts_answer_what_the_usual_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+async def both_ways(
+    monkeypatch: pytest.MonkeyPatch, answers: Callable[[list[Case]], Awaitable[list[Any]]], cases: list[Case]
+) -> Counter[str]:
+    """``cases`` answered with eager starts off, then on: the same answers, byte for byte, none started with them
+    off; how the started ones went."""
     with anyio.fail_after(30):
         with starts(monkeypatch, on=False) as off:
-            usual = await legacy_answers(CASES)
+            usual = await answers(cases)
         with starts(monkeypatch, on=True) as on:
-            started = await legacy_answers(CASES)
+            started = await answers(cases)
     assert off == Counter()
     assert started == usual
+    return on
+
+
+async def test_legacy_json_posts_answer_what_the_usual_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    on = await both_ways(monkeypatch, legacy_answers, CASES)
     suspended = sum(name in SUSPENDS for name, _ in CASES)
     raised = sum(name in RAISES for name, _ in CASES)
     expected = Counter(finished=len(CASES) - suspended - raised, suspended=suspended) if EAGER else Counter()
     assert on == expected
 
 
-async def modern_answers(cases: list[tuple[str, dict[str, Any] | None]]) -> list[Any]:
+async def modern_answers(cases: list[Case]) -> list[Any]:
     found = []
     headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": MODERN}
     async with serving_server(build_server(), json_response=True) as url, httpx2.AsyncClient(timeout=5) as client:
         for request_id, (name, arguments) in enumerate(cases, start=1):
-            params: dict[str, Any] = {"name": name, "_meta": META}
+            params: dict[str, Any] = {"name": name, "_meta": MODERN_META}
             if arguments is not None:
                 params["arguments"] = arguments
             body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
@@ -124,13 +128,7 @@ async def modern_answers(cases: list[tuple[str, dict[str, Any] | None]]) -> list
 
 async def test_modern_posts_answer_what_the_usual_path_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     cases = CASES + CASES  # the first of each validates and caches its _meta (the direct lane starts with the next)
-    with anyio.fail_after(30):
-        with starts(monkeypatch, on=False) as off:
-            usual = await modern_answers(cases)
-        with starts(monkeypatch, on=True) as on:
-            started = await modern_answers(cases)
-    assert off == Counter()
-    assert started == usual
+    on = await both_ways(monkeypatch, modern_answers, cases)
     # The first request validated the _meta, on the general path; every other one was started (the direct lane
     # answers a ProtocolError itself: it finishes).
     suspended = sum(name in SUSPENDS for name, _ in cases)

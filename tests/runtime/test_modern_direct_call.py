@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from support.servers import raw_session
-from support.tool_zoo import TOOL_CALLS, tool_zoo
+from support.tool_zoo import MODERN_META, TOOL_CALLS, tool_zoo
 
 from mcpgen_runtime import JSONRPCError
 from mcpgen_runtime.jsonrpc.envelopes import Request
@@ -24,20 +24,13 @@ from mcpgen_runtime.server.dispatch import direct_call
 
 pytestmark = pytest.mark.anyio
 
-MODERN = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-}
-
 
 def build_server() -> Server:
     return tool_zoo("direct")
 
 
 def call(request_id: int | str, name: str, arguments: dict[str, Any] | None = None, **extra: Any) -> Request:
-    params: dict[str, Any] = {"name": name, "_meta": dict(META), **extra}
+    params: dict[str, Any] = {"name": name, "_meta": dict(MODERN_META), **extra}
     if arguments is not None:
         params["arguments"] = arguments
     return Request(request_id, "tools/call", params)
@@ -61,7 +54,7 @@ def lane(monkeypatch: pytest.MonkeyPatch, on: bool) -> Iterator[list[str]]:
     original = direct_call.answer_direct
 
     async def counted(plan: direct_call.DirectPlan, request: Request) -> Any:
-        taken.append(plan.tool.name)
+        taken.append(plan[0].tool.name)
         return await original(plan, request)
 
     with monkeypatch.context() as patch:
@@ -110,18 +103,20 @@ async def test_what_the_lane_leaves_to_the_general_path(monkeypatch: pytest.Monk
         """May run as a task."""
         return str(a)
 
-    meta_with_progress = {**META, "progressToken": "p"}
+    meta_with_progress = {**MODERN_META, "progressToken": "p"}
     left = [
         call(2, "with_context", {"a": 1}),
         call(3, "as_task", {"a": 1}),
         call(4, "add", {"a": 1, "b": 2}, task={"ttl": 1000}),  # a key the lane does not know
         call(5, "unknown", {}),
         call(6, "add", ["a"]),  # type: ignore[arg-type]  # arguments that are not an object
-        Request(12, "tools/call", {"name": "add", "arguments": None, "_meta": dict(META)}),  # null: -32602
+        Request(12, "tools/call", {"name": "add", "arguments": None, "_meta": dict(MODERN_META)}),  # null: -32602
         Request(7, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta_with_progress}),
-        Request(8, "tools/call", {"name": 5, "_meta": dict(META)}),
-        Request(9, "tools/call", {"name": "add", "_meta": {**META, "io.modelcontextprotocol/protocolVersion": "9"}}),
-        Request(10, "tools/list", {"_meta": dict(META)}),
+        Request(8, "tools/call", {"name": 5, "_meta": dict(MODERN_META)}),
+        Request(
+            9, "tools/call", {"name": "add", "_meta": {**MODERN_META, "io.modelcontextprotocol/protocolVersion": "9"}}
+        ),
+        Request(10, "tools/list", {"_meta": dict(MODERN_META)}),
     ]
     with lane(monkeypatch, on=True) as taken:
         async with server.running():
@@ -147,7 +142,7 @@ async def stream_answers(server: Server, name: str, arguments: dict[str, Any] | 
     outcomes: list[Any] = []
     async with raw_session(server) as session:
         for _ in range(3):
-            params: dict[str, Any] = {"name": name, "_meta": dict(META)}
+            params: dict[str, Any] = {"name": name, "_meta": dict(MODERN_META)}
             if arguments is not None:
                 params["arguments"] = arguments
             try:
@@ -165,7 +160,7 @@ async def test_over_a_stream_the_lane_answers_what_the_general_path_answers(
     original = direct_call.direct_result
 
     async def counted(plan: direct_call.DirectPlan) -> Any:
-        taken.append(plan.tool.name)
+        taken.append(plan[0].tool.name)
         return await original(plan)
 
     with monkeypatch.context() as patch:

@@ -1,7 +1,8 @@
 """A server with a tool for every kind of outcome a ``tools/call`` may have (plain text, sync, structured content,
 content blocks, no content, ``ToolError``, an exception, a ``ProtocolError``, a resource not found, a result JSON
 cannot carry), and the calls that reach each: what the fast lanes of both eras (``dispatch.direct_call``,
-``ServerConnection._call_plain_tool``) are compared against the general dispatch with."""
+``ServerConnection._call_plain_tool``, the eager starts of ``jsonrpc.eager``) are compared against the general
+dispatch with; ``MODERN_META``, the ``_meta`` of their 2026-07-28 calls."""
 
 from __future__ import annotations
 
@@ -10,6 +11,13 @@ from typing import Any
 
 from mcpgen_runtime.server import Server, ToolError
 from mcpgen_runtime.server.authoring.errors import InvalidParamsError, ResourceNotFoundError
+
+MODERN = "2026-07-28"
+MODERN_META: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "tool-zoo", "version": "1"},
+}
 
 # (tool, arguments; None: no arguments key)
 TOOL_CALLS: list[tuple[str, dict[str, Any] | None]] = [

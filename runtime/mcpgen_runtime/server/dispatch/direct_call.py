@@ -30,16 +30,17 @@ off.
 
 from __future__ import annotations
 
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from ...jsonrpc.answers import failure_answer
 from ...jsonrpc.envelopes import JSONParams, Request, encode_frame, success_response
+from ...protocol.results import ValidResult
 from ...versions import MODERN_VERSIONS, PROTOCOL_VERSION_META, resource_not_found_code
 from ..authoring.errors import ProtocolError
 from ..authoring.registry import ToolTable
 from ..authoring.tool_definition import ToolDef
 from .handlers import protocol_error_answer, tool_result
-from .modern_serving import ModernServing, VersionServing, finished_result
+from .modern_serving import ModernServing, VersionServing, completed_result, finished_result
 from .tool_headers import annotated_parameters
 from .validation import source_of
 
@@ -58,6 +59,14 @@ class ToolLane:
     def __init__(self, served: VersionServing, version: str, route: Any, meta_model: Any, tool: ToolDef) -> None:
         self.served, self.version, self.route, self.meta_model, self.tool = served, version, route, meta_model, tool
 
+    @property
+    def name(self) -> str:  # what validation.source_of names a result by
+        return self.tool.name
+
+    def source(self) -> str:
+        """Whose result it is, for the error when it is not valid."""
+        return source_of(self.route, self)
+
 
 class ToolLanes:
     """The lanes derived so far, per (version, tool name), or None for a tool that may not take the lane: at most
@@ -75,7 +84,7 @@ class ToolLanes:
 
     def __init__(self) -> None:
         self._key: tuple[Any, ...] | None = None
-        self._lanes: dict[tuple[str, str], ToolLane | None] = {}
+        self._lanes: dict[tuple[str, str], Any] = {}  # ToolLane | None
 
     def get(self, serving: ModernServing, version: str, name: str) -> ToolLane | None:
         """The lane of the tool ``name`` in ``version`` (a modern version), or None."""
@@ -93,7 +102,7 @@ class ToolLanes:
             lane = _derived_lane(serving, version, name)
             if name in tools:  # bounded by the tools: a name no tool has is not kept
                 lanes[(version, name)] = lane
-        return cast("ToolLane | None", lane)
+        return lane  # type: ignore[no-any-return]  # (a ToolLane or None: no cast, which is a call per request)
 
 
 def _derived_lane(serving: ModernServing, version: str, name: str) -> ToolLane | None:
@@ -110,25 +119,8 @@ def _derived_lane(serving: ModernServing, version: str, name: str) -> ToolLane |
     return ToolLane(served, version, route, meta_model, tool)
 
 
-class DirectPlan:
-    """A ``tools/call`` that may take the lane: its tool's lane, and its arguments."""
-
-    __slots__ = ("arguments", "lane")
-
-    def __init__(self, lane: ToolLane, arguments: dict[str, Any] | None) -> None:
-        self.lane, self.arguments = lane, arguments
-
-    @property
-    def tool(self) -> ToolDef:
-        return self.lane.tool
-
-    @property
-    def name(self) -> str:  # what validation.source_of names a result by
-        return self.lane.tool.name
-
-    def source(self) -> str:
-        """Whose result it is, for the error when it is not valid."""
-        return source_of(self.lane.route, self)
+DirectPlan = tuple[ToolLane, "dict[str, Any] | None"]
+"""A ``tools/call`` that may take the lane: its tool's lane, and its arguments (a tuple: made per request)."""
 
 
 def direct_plan(serving: ModernServing, method: str, params: JSONParams) -> DirectPlan | None:
@@ -154,19 +146,22 @@ def direct_plan(serving: ModernServing, method: str, params: JSONParams) -> Dire
     lane = lanes.get(serving, version, name)
     if lane is None or serving.metas.get(lane.meta_model, meta) is None:
         return None
-    return DirectPlan(lane, arguments)
+    return lane, arguments
 
 
 async def direct_result(plan: DirectPlan) -> dict[str, Any]:
     """The result of the request ``plan`` was made for; its JSON-RPC error raised, as the general path raises it."""
-    lane = plan.lane
+    lane, arguments = plan
     try:
-        outcome = await lane.tool.call(plan.arguments, None)
+        outcome = await lane.tool.call(arguments, None)
     except ProtocolError as exc:
         code = resource_not_found_code(lane.version)
         raise protocol_error_answer(exc, "call_tool", lane.tool.name, code) from None
-    returned = tool_result(outcome, lane.served.bindings)
-    return finished_result(lane.served, lane.version, lane.route.result_type, returned, plan.source)
+    served = lane.served
+    if type(outcome) is ValidResult and served.server_info_valid:
+        return completed_result(served, outcome, "complete")  # a tool's plain text (what tool_result keeps as is)
+    returned = tool_result(outcome, served.bindings)
+    return finished_result(served, lane.version, lane.route.result_type, returned, lane.source)
 
 
 async def answer_direct(plan: DirectPlan, request: Request) -> tuple[dict[str, Any], bytes]:
