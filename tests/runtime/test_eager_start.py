@@ -175,3 +175,47 @@ async def test_a_suspended_request_is_cancelled_as_before_its_shield_kept(monkey
             assert answer_of(again)["result"]["content"][0]["text"] == "3"
     assert answer_of(answers[0])["error"]["code"] == -32800
     assert outcomes == (Counter(suspended=1, finished=1) if EAGER else Counter())
+
+
+async def test_a_suspended_modern_request_is_cancelled_when_its_client_goes_away(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A modern request started eagerly that suspends is adopted by its exchange: the client closing the connection
+    cancels the tool (the exchange's disconnect watch and ``TaskScope``), as on the usual path."""
+    server = Server("eager-gone", version="1")
+    waiting, ended = anyio.Event(), anyio.Event()
+    outcome: list[str] = []
+
+    @server.tool()
+    async def wait() -> str:
+        """Waits to be cancelled."""
+        waiting.set()
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            outcome.append("cancelled")
+            raise
+        finally:
+            ended.set()
+        return "not cancelled"
+
+    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": MODERN}
+    params = {"name": "wait", "_meta": MODERN_META, "arguments": {}}
+    sent = {**headers, "mcp-method": "tools/call", "mcp-name": "wait"}
+    with anyio.fail_after(15), starts(monkeypatch, on=True) as outcomes:
+        async with serving_server(server, json_response=True) as url, httpx2.AsyncClient(timeout=5) as client:
+            first = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": MODERN_META}}
+            assert (await client.post(url, json=first, headers=headers | {"mcp-method": "tools/list"})).is_success
+            # tools/list validated the _meta: the next tools/call takes the direct lane, and is started eagerly.
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+                    await client.post(url, json=body, headers=sent)
+
+                tg.start_soon(call)
+                await waiting.wait()
+                tg.cancel_scope.cancel()  # the client goes away: its connection is closed
+            await ended.wait()
+    assert outcome == ["cancelled"]
+    assert outcomes == (Counter(suspended=1) if EAGER else Counter())
