@@ -61,7 +61,7 @@ from typing_extensions import Unpack
 from ....jsonrpc.envelopes import Batch, ErrorCode, Invalid, Request, decode_frame
 from ....jsonrpc.inflight import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_REQUESTS_IN_FLIGHT
 from ....jsonrpc.streams import MessageStream
-from .asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plain_text, route_path
+from .asgi import JSON, Answer, HTTPRequest, OriginCheck, accepts, is_json, plain_text, route_path, running_loop
 from .auth import (
     AUTH_OWNER_KEY,
     AUTH_SCOPE_KEY,
@@ -308,6 +308,7 @@ class StreamableHTTPApp:
                 await stack.enter_async_context(self._lifespan_context())
             tg = await stack.enter_async_context(anyio.create_task_group())
             self._tg = self.legacy.task_group = tg
+            self.modern.loop = running_loop()
             try:
                 for hook in self.on_started:
                     await hook(self)
@@ -316,6 +317,7 @@ class StreamableHTTPApp:
                 self.close_sessions()
                 tg.cancel_scope.cancel()
                 self._tg = self.legacy.task_group = None
+                self.modern.loop = None
 
     def _running(self, app: object) -> AbstractAsyncContextManager[None]:
         return self.running()

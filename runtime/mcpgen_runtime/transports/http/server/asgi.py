@@ -162,10 +162,11 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def running_task() -> asyncio.Task[object] | None:
-    """The running asyncio task; None on another event loop (trio)."""
+def running_task(loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Task[object] | None:
+    """The running asyncio task; None on another event loop (trio). ``loop``: the running loop, when the caller
+    knows it (the app notes its own while it runs): then no look-up of the loop (a system call, for the pid)."""
     try:
-        return asyncio.current_task()
+        return asyncio.current_task(loop)
     except RuntimeError:
         return None
 

@@ -301,7 +301,7 @@ class ModernExchange:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            task = running_task()  # looked up once (each look-up of the loop is a system call, for the pid)
+            task = running_task(self._era.loop)  # the app's loop, noted: no look-up (a system call, for the pid)
             if task is not None:
                 self._cancel = TaskScope(task) if ANYIO_SHIELD_STATE.active else anyio.CancelScope()
                 await self._exchange(scope, receive, send, _spawn_task, task.get_loop())
@@ -459,6 +459,9 @@ class ModernEra:
             raise ValueError("max_listen_streams must be at least 1")
         self._handler, self._budget = handler, budget
         self._eager = eager
+        # The app's asyncio loop while it runs (set by the app, as LegacyEra notes it), so that a request's task is
+        # found without looking the loop up; None: looked up per request.
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._json_response, self.ping_interval = json_response, ping_interval
         self.max_listen_streams = max_listen_streams
         self.listening = 0  # subscriptions/listen streams open
@@ -492,13 +495,14 @@ class ModernEra:
             return _error(503, TOO_MANY_REQUESTS_IN_FLIGHT, message, decoded.id, {"Retry-After": "1"})
         started: Started | None = None
         if not listen:
-            if self._eager is not None and ANYIO_SHIELD_STATE.active and (task := running_task()) is not None:
+            eager = self._eager
+            if eager is not None and ANYIO_SHIELD_STATE.active and (task := running_task(self.loop)) is not None:
                 # A request the handler finishes without suspending is answered before anything is set up for it
                 # (its exchange, cancel scope and disconnect watch): none of them can matter to it.
-                eager = self._eager(decoded, task)
-                if type(eager) is tuple:
-                    return ModernJSONAnswer(*eager)
-                started = cast("Started | None", eager)
+                outcome = eager(decoded, task)
+                if type(outcome) is tuple:
+                    return ModernJSONAnswer(*outcome)
+                started = cast("Started | None", outcome)
             self._budget.used += 1
         exchange = ModernExchange(
             self,
