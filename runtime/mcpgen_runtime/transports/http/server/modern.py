@@ -228,6 +228,7 @@ class ModernExchange:
         "_gone",
         "_handler",
         "_listen",
+        "_live_soon",
         "_request",
         "_send",
         "_spawn",
@@ -268,6 +269,9 @@ class ModernExchange:
         self._send: Send | None = None
         self._spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], Awaitable[None]] | None = None
         self._gone = False
+        # The first notification's go-live, due at the loop's next turn (asyncio): a handler that answers before
+        # then is answered inline, its events and result in one SSE body, with no writer task.
+        self._live_soon: asyncio.Handle | None = None
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         if self._closed:
@@ -277,7 +281,12 @@ class ModernExchange:
         self._events().push(Event(encode_frame(notification_message(method, params))))
         if not self.notified:
             self.notified = True
-            self._go_live()
+            # The writer could not run before the handler suspends anyway: it starts at the loop's next turn.
+            loop = self._era.loop
+            if loop is not None and self._spawn is _spawn_task:
+                self._live_soon = loop.call_soon(self._go_live)
+            else:
+                self._go_live()
 
     def end(self) -> None:
         """End the exchange now (at shutdown): the response ends after what is queued, the handler is cancelled."""
@@ -354,7 +363,18 @@ class ModernExchange:
         finally:
             if deadline is not None:
                 deadline.discard(self)
+        live_soon, self._live_soon = self._live_soon, None
+        if live_soon is not None:
+            live_soon.cancel()  # (a no-op once it ran)
         if self._gone:
+            return
+        if self._writer is None and self.notified and self._channel is not None:
+            # Answered before the stream went live: the events so far and the answer, written here, one body.
+            channel = self._channel
+            if answer is not None:
+                channel.push(Event(answer[1]))
+            channel.close()
+            await self._write(send, channel)
             return
         if self._writer is not None:
             channel = self._events()
